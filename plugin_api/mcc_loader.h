@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mcc_loader.h - the host library (libmcc): what an engine (TE, TENT) links
+ * to load the process's single congestion-control policy.
+ *
+ * Sequence in an engine:
+ *   worker construction:  mcc_instance_acquire(&opts, &inst)   (always usable)
+ *                          ops = mcc_instance_ops(inst); ctx = mcc_instance_ctx(inst)
+ *                          ops->lane_open(ctx, ...), ops->device_open(ctx, ...)
+ *   data path:             ops->try_acquire(lane, ...) ... (see mcc_policy_v1.h)
+ *   teardown:              close lanes/routes/devices, mcc_instance_release(inst)
+ *
+ * Configuration precedence, lowest to highest:
+ *   1. built-in defaults (mcc_config_defaults());
+ *   2. the ini file (opts.ini_path, else $MC_ADAPTIVE_CC_CONFIG, else none);
+ *   3. MC_ADAPTIVE_CC_* environment variables, one per RFC parameter.
+ * The merged result is validated as a whole; any error leaves the controller
+ * off (null module) and never yields a partially defaulted configuration.
+ * Path-like environment variables (MC_ADAPTIVE_CC_CONFIG,
+ * MC_ADAPTIVE_CC_MODULE_DIR) are read with secure_getenv: ignored in setuid
+ * processes.
+ */
+#ifndef MCC_LOADER_H
+#define MCC_LOADER_H
+
+#include "mcc_policy_v1.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Everything the loader knows after parsing: the RFC parameters given to the
+ * module plus the loader's own choices. */
+struct mcc_config {
+	uint32_t struct_size;
+	uint32_t reserved0;
+	struct mcc_config_v1 policy;     /* what init() receives (module_get set by host) */
+	char module[256];                /* short name or absolute path of the module */
+	char module_dir[256];            /* where short names resolve */
+	uint32_t tent_cc_plugin_enabled; /* [engine] tent_cc_plugin (PR #2489 slot) */
+	uint32_t qos_enabled;            /* [engine] qos: allowed alongside */
+};
+
+/* Options for mcc_instance_acquire(). Zero-initialise, set struct_size. */
+struct mcc_loader_opts {
+	uint32_t struct_size;
+	uint32_t max_lanes;         /* 0: 64 */
+	const char *engine;         /* "te" / "tent" */
+	const char *ini_path;       /* NULL: $MC_ADAPTIVE_CC_CONFIG, else defaults + env */
+	uint64_t host_caps;         /* MCC_HOST_CAP_* */
+	uint64_t (*now_ns)(void *); /* NULL: CLOCK_MONOTONIC */
+	void *clock_arg;
+	void (*log)(void *, int, const char *, ...); /* NULL: stderr */
+	void *log_arg;
+	const char *module_dir;     /* NULL: $MC_ADAPTIVE_CC_MODULE_DIR, else $(pkglibdir) */
+	int ignore_env;             /* non-zero: do not read MC_ADAPTIVE_CC_* (tests) */
+	int reserved0;
+};
+
+typedef struct mcc_instance mcc_instance;
+
+/*
+ * Acquire the process's policy instance. The first call parses the
+ * configuration, loads the module with dlopen(RTLD_NOW | RTLD_LOCAL), checks
+ * the descriptor (symbol, major, struct_size, name, capabilities), normalises
+ * its vtable and runs init(). Later calls from other engines in the same
+ * process share the same instance (reference counted) when they ask for the
+ * same module; a request for a different module is refused (-EBUSY).
+ *
+ * Returns 0 on success or a negative errno. In every case *out is a usable
+ * instance: on failure it is the built-in null module (controller off), and
+ * mcc_instance_error() holds the one error message that was logged,
+ * including file, line and key for configuration errors and the dlerror()
+ * text for load errors.
+ * Thread-safe (a process-wide mutex); call from engine construction only.
+ */
+int mcc_instance_acquire(const struct mcc_loader_opts *opts, mcc_instance **out);
+
+/* Drop one reference; at zero: fini() then dlclose(). The caller has closed
+ * its lanes, routes and devices and quiesced its threads. */
+void mcc_instance_release(mcc_instance *inst);
+
+/* The normalised vtable: every callback non-NULL. Valid until release. */
+const struct mcc_policy_v1 *mcc_instance_ops(const mcc_instance *inst);
+void *mcc_instance_ctx(const mcc_instance *inst);
+enum mcc_mode mcc_instance_mode(const mcc_instance *inst);
+const char *mcc_instance_name(const mcc_instance *inst);
+/* "" when the last acquire succeeded. */
+const char *mcc_instance_error(const mcc_instance *inst);
+/* The merged configuration in force (defaults when off by error). */
+const struct mcc_config *mcc_instance_config(const mcc_instance *inst);
+
+/* Configuration helpers (also used by tests and tools). */
+void mcc_config_defaults(struct mcc_config *cfg);
+/* Parse `ini_path` (may be NULL) and, unless ignore_env, the environment, on
+ * top of the defaults, and validate. 0 or negative errno; errbuf receives
+ * "file:line: key: reason". */
+int mcc_config_load(const char *ini_path, int ignore_env, struct mcc_config *cfg, char *errbuf,
+                    size_t errlen);
+/* The module file a config resolves to. */
+int mcc_config_module_path(const struct mcc_config *cfg, char *path, size_t len);
+
+const char *mcc_strerror(int err);
+const char *mcc_task_state_name(int state);
+const char *mcc_path_state_name(int state);
+const char *mcc_reason_name(int reason);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCC_LOADER_H */
