@@ -24,7 +24,7 @@ for m in $(cat /lib/sr/modules); do
 	insmod "/lib/sr/$m" || echo "sr-init: insmod $m failed"
 done
 
-VM=guest XDIR= SHELLMODE=
+VM=guest XDIR='' SHELLMODE=''
 for w in $(cat /proc/cmdline); do
 	case $w in
 	sr.vm=*) VM=${w#sr.vm=} ;;
@@ -34,7 +34,7 @@ for w in $(cat /proc/cmdline); do
 done
 hostname "$VM"
 
-fail() { echo "sr-init: $*"; echo "SR-EXIT rc=254"; poweroff -f; }
+fail() { echo "sr-init: FAILED: $*"; echo "SR-EXIT rc=254"; poweroff -f; }
 
 O9P="trans=virtio,version=9p2000.L,msize=512000"
 mount -t 9p -o "$O9P,ro,cache=loose" hostroot /newroot || fail "cannot mount the host root"

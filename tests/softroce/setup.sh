@@ -16,6 +16,11 @@
 #      kver                      the guest kernel version that was picked
 # It never writes into the source tree, and it is a no-op (well under a second)
 # when everything is already up to date.  KVER=... picks the guest kernel.
+# re-run under bash when started as "sh run.sh" (make's $(SHELL) is /bin/sh)
+if [ -z "${BASH_VERSION:-}" ]; then
+	command -v bash >/dev/null 2>&1 || { echo "setup.sh: bash is required" >&2; exit 1; }
+	exec bash "$0" "$@"
+fi
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -38,6 +43,7 @@ if [ "${SKIP_APT:-0}" != 1 ]; then
 		[ "$(id -u)" = 0 ] || die "need root to install:$missing (or SKIP_APT=1)"
 		say "installing:$missing"
 		export DEBIAN_FRONTEND=noninteractive
+		# shellcheck disable=SC2086  # a list of package names
 		apt-get install -y -q --no-install-recommends $missing \
 			|| { apt-get update -q && apt-get install -y -q --no-install-recommends $missing; }
 	fi

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* hostenv.c - helpers shared by the engine stubs (no hook dependency). */
+#include "hostenv.h"
+
+#include <pthread.h>
+#include <string.h>
+
+uint64_t mcc_host_checksum(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, b + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	for (; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h ^ (h >> 32);
+}
+
+#define LANE_IDS 4096
+static pthread_mutex_t lane_mu = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char lane_used[LANE_IDS];
+
+int mcc_host_lane_id_alloc(void)
+{
+	int id = -1;
+	pthread_mutex_lock(&lane_mu);
+	for (int i = 0; i < LANE_IDS; i++)
+		if (!lane_used[i]) {
+			lane_used[i] = 1;
+			id = i;
+			break;
+		}
+	pthread_mutex_unlock(&lane_mu);
+	return id;
+}
+
+void mcc_host_lane_id_free(int id)
+{
+	if (id < 0 || id >= LANE_IDS)
+		return;
+	pthread_mutex_lock(&lane_mu);
+	lane_used[id] = 0;
+	pthread_mutex_unlock(&lane_mu);
+}
+
+static pthread_mutex_t tick_mu = PTHREAD_MUTEX_INITIALIZER;
+static const void *tick_inst;
+static uint64_t tick_last;
+
+int mcc_host_tick_claim(const void *inst, uint64_t now, uint64_t epoch)
+{
+	if (pthread_mutex_trylock(&tick_mu) != 0)
+		return 0;
+	if (tick_inst != inst) {
+		tick_inst = inst;
+		tick_last = 0;
+	}
+	if (tick_last && now - tick_last < epoch) {
+		pthread_mutex_unlock(&tick_mu);
+		return 0;
+	}
+	tick_last = now;
+	return 1; /* held until mcc_host_tick_done */
+}
+
+void mcc_host_tick_done(void)
+{
+	pthread_mutex_unlock(&tick_mu);
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hostenv.h - what a host engine stub is given by its embedder (the scenario
+ * runner, a test): the executor, the fabric, the metadata service (segment
+ * descriptors) and where the policy configuration lives. Shared by the TE
+ * and TENT stubs; independent of the hook switch.
+ */
+#ifndef MCC_HOSTENV_H
+#define MCC_HOSTENV_H
+
+#include "../fabric/fabric.h"
+#include "../sim/exec.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A remote segment as the metadata service publishes it (TE
+ * SegmentDesc / TENT SegmentInfo reduced): the machine, its NICs (with the
+ * rkey of the segment's buffer on each) and the buffer. */
+struct mcc_seg_desc {
+	uint32_t node;
+	uint32_t ndev;
+	uint32_t nports;
+	uint32_t reserved0;
+	uint64_t base;
+	uint64_t length;
+	uint32_t rkey[8];
+};
+
+struct mcc_host_env {
+	mcc_exec *ex;
+	struct mcc_fab_handle fab;
+	/* metadata service: GetSegmentDesc (re-read on refresh) */
+	int (*get_segment)(void *arg, uint32_t segment_id, struct mcc_seg_desc *out);
+	void *seg_arg;
+	/* policy configuration: ini file (NULL: environment only) and module dir */
+	const char *cc_ini_path;
+	const char *cc_module_dir;
+	int cc_ignore_env;
+	uint32_t cc_max_lanes;
+	/* optional log sink for the policy (NULL: stderr) */
+	void (*log)(void *, int, const char *, ...);
+	void *log_arg;
+};
+
+/* 64-bit checksum of a buffer (fast, for payload verification). */
+uint64_t mcc_host_checksum(const void *p, size_t n);
+
+/* Process-wide lane ids (unique across engines sharing one policy
+ * instance); -1 when exhausted. */
+int mcc_host_lane_id_alloc(void);
+void mcc_host_lane_id_free(int id);
+
+/* Process-wide tick ownership: returns 1 when the caller should call
+ * tick(now) now (at most once per epoch over all engines sharing the
+ * instance identified by `inst`, never concurrently); the caller then calls
+ * mcc_host_tick_done(). */
+int mcc_host_tick_claim(const void *inst, uint64_t now_ns, uint64_t epoch_ns);
+void mcc_host_tick_done(void);
+
+/* Virtual CPU costs of the engines' steps under the sim executor (ns). */
+#define MCC_HOST_COST_PASS_NS 300u
+#define MCC_HOST_COST_WR_NS 150u
+#define MCC_HOST_COST_WC_NS 100u
+#define MCC_HOST_POLL_LATENCY_NS 200u
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCC_HOSTENV_H */

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mcc_internal.h - libmcc private declarations. Never installed; included by
+ * the library's own sources and by modules/null/null.c when it is compiled
+ * into the library (-DMCC_NULL_BUILTIN).
+ *
+ * libmcc is built with -fvisibility=hidden: only the declarations of
+ * mcc_loader.h (wrapped in a visibility push below) are exported, and the
+ * link's symbol filter (-export-symbols-regex) enforces the same set.
+ */
+#ifndef MCC_INTERNAL_H
+#define MCC_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+#include "mcc_loader.h"
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
+
+#if defined(__GNUC__)
+#define MCC_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define MCC_HIDDEN
+#endif
+
+/* A module short name, and a descriptor's name: [a-z0-9_-]{1,32}. (inih keeps
+ * section names to 49 characters, so "module.<name>" must fit in that.) */
+#define MCC_NAME_MAX 32
+/* Bounds of the raw [module.<name>] store handed to modules. */
+#define MCC_MODKEYS_MAX 64     /* keys over all module sections */
+#define MCC_MODKEY_KEY_MAX 64  /* bytes, with the NUL */
+#define MCC_MODKEY_VAL_MAX 200 /* bytes, with the NUL (inih lines are shorter) */
+/* Length of an error or warning message, with the NUL. */
+#define MCC_MSG_MAX 2048
+
+struct mcc_modkey {
+	char module[MCC_NAME_MAX + 1];
+	char key[MCC_MODKEY_KEY_MAX];
+	char value[MCC_MODKEY_VAL_MAX];
+	int line;
+};
+
+struct mcc_modkeys {
+	unsigned count;
+	struct mcc_modkey e[MCC_MODKEYS_MAX];
+};
+
+/* The null module compiled into the library (modules/null/null.c). */
+MCC_HIDDEN extern const struct mcc_policy_v1 mcc__null_builtin_v1;
+
+/* 1 when `s` is a valid short name / descriptor name ([a-z0-9_-]{1,32}). */
+MCC_HIDDEN int mcc__name_valid(const char *s);
+
+/* "off", "observe", "enforce", or "invalid". */
+MCC_HIDDEN const char *mcc__mode_name(uint32_t mode);
+
+/*
+ * mcc_config_load() with the [module.*] keys kept in `mk` (non-NULL) and the
+ * warnings (unknown MC_ADAPTIVE_CC_* variables; not errors) written to
+ * `warn` ("" when none). On error *cfg holds the defaults and `err` the one
+ * message.
+ */
+MCC_HIDDEN int mcc__config_load(const char *ini_path, int ignore_env, struct mcc_config *cfg,
+                                struct mcc_modkeys *mk, char *err, size_t errlen, char *warn,
+                                size_t warnlen);
+
+/* The raw value of [module.<module>] `key`, or NULL. */
+MCC_HIDDEN const char *mcc__modkeys_get(const struct mcc_modkeys *mk, const char *module,
+                                        const char *key);
+
+/* mcc_config_v1.module_get of a configuration without a module store (the
+ * defaults, mcc_config_load()): always NULL. */
+MCC_HIDDEN const char *mcc__module_get_none(const struct mcc_config_v1 *cfg, const char *key);
+
+/* Path-like environment variables: secure_getenv (NULL in setuid/setgid
+ * processes). */
+MCC_HIDDEN const char *mcc__secure_getenv(const char *name);
+
+#endif /* MCC_INTERNAL_H */

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runner.c - command-line scenario runner (mcc_scenario, te_host, tent_host
+ * and their _nocc twins). Each arm of the comparison: compile-out (the
+ * _nocc binary, spawned by the hooks-in binary), off, observe, enforce (the
+ * mode written to a temporary ini file). Prints a table, writes CSV
+ * timelines and, with gnuplot, PNG plots.
+ *
+ *   mcc_scenario [--scenario NAME|all] [--arms compile-out,off,observe,enforce]
+ *                [--engine te|tent|both] [--exec sim|threaded] [--seed N]
+ *                [--duration S] [--quick] [--out DIR] [--module-dir DIR] [--machine]
+ */
+#include "scenario.h"
+
+#include "../sim/exec.h"
+#include "mcc_hooks.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef MCC_RUNNER_ENGINE
+#define MCC_RUNNER_ENGINE "both"
+#endif
+#ifndef MCC_RUNNER_NOCC_NAME
+#define MCC_RUNNER_NOCC_NAME "mcc_scenario_nocc"
+#endif
+#ifndef MCC_GNUPLOT
+#define MCC_GNUPLOT ""
+#endif
+
+static void usage(const char *p)
+{
+	fprintf(stderr,
+	        "usage: %s [--scenario NAME|all] [--arms LIST] [--engine te|tent|both]\n"
+	        "          [--exec sim|threaded] [--seed N] [--duration S] [--quick]\n"
+	        "          [--out DIR] [--module-dir DIR] [--machine]\n"
+	        "scenarios:",
+	        p);
+	for (const char *const *n = mcc_scn_names(); *n; n++)
+		fprintf(stderr, " %s", *n);
+	fprintf(stderr, "\narms: compile-out off observe enforce\n");
+}
+
+static int exe_dir(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *s = strrchr(buf, '/');
+	if (s)
+		*s = 0;
+	size_t l = strlen(buf);
+	if (l >= 6 && !strcmp(buf + l - 6, "/.libs"))
+		buf[l - 6] = 0; /* libtool wrapper layout */
+	return 0;
+}
+
+static void plot(const char *out, const char *base)
+{
+	if (!MCC_GNUPLOT[0])
+		return;
+	char gp[PATH_MAX], cmd[PATH_MAX * 2 + 64];
+	snprintf(gp, sizeof(gp), "%s/%s.gp", out, base);
+	FILE *f = fopen(gp, "w");
+	if (!f)
+		return;
+	fprintf(f,
+	        "set terminal png size 1000,900\nset output '%s/%s.png'\nset datafile separator ','\n"
+	        "set multiplot layout 3,1 title '%s'\nset key outside\n"
+	        "set ylabel 'bytes'\nplot '%s/%s.csv' u 1:5 w l t 'route window', '' u 1:6 w l t "
+	        "'route inflight', '' u 1:2 w l t 'device window', '' u 1:3 w l t 'device inflight'\n"
+	        "set ylabel 'queue bytes'\nplot '%s/%s.csv' u 1:8 w l t 'rx egress queue'\n"
+	        "set ylabel 'state'\nset xlabel 't (ms)'\nset yrange [-1.5:4.5]\n"
+	        "set ytics ('none' -1, 'HEALTHY' 0, 'CONGESTED' 1, 'SUSPECT' 2, 'QUARANTINED' 3, "
+	        "'PROBING' 4)\nplot '%s/%s.csv' u 1:7 w steps t 'route state', '' u 1:4 w steps t "
+	        "'device state'\nunset multiplot\n",
+	        out, base, base, out, base, out, base, out, base);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "'%s' '%s' >/dev/null 2>&1", MCC_GNUPLOT, gp);
+	if (system(cmd) != 0)
+		fprintf(stderr, "gnuplot failed for %s\n", gp);
+}
+
+static void table_header(void)
+{
+	printf("%-10s %-4s %-12s %8s %8s %9s %9s %9s %9s %8s %6s %6s %6s %16s %s\n", "scenario", "eng",
+	       "arm", "Gb/s", "cpu_ms", "p50_us", "p99_us", "p999_us", "qpeakKiB", "pause_ms", "lost",
+	       "corr", "leak", "tasks N/C/L/U", "route states");
+}
+
+static void table_row(const struct mcc_scn_result *r)
+{
+	char st[48];
+	snprintf(st, sizeof(st), "%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64, r->task_states[0],
+	         r->task_states[1], r->task_states[2], r->task_states[3]);
+	printf("%-10s %-4s %-12s %8.2f %8.1f %9.1f %9.1f %9.1f %9" PRIu64 " %8.2f %6" PRIu64
+	       " %6" PRIu64 " %6" PRId64 " %16s %s\n",
+	       r->scenario, r->engine, r->arm, r->goodput_gbps, r->cpu_ms, r->p50_us, r->p99_us,
+	       r->p999_us, r->queue_peak_bytes >> 10, r->pause_ms, r->bytes_lost, r->bytes_corrupted,
+	       r->permits_leaked, st, r->state_timeline);
+}
+
+int main(int argc, char **argv)
+{
+	const char *scen = "all", *arms = NULL, *eng = MCC_RUNNER_ENGINE, *out = NULL, *mdir = NULL;
+	int exec = MCC_EXEC_SIM, quick = 0, machine = 0;
+	uint64_t seed = 1;
+	double dur = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define OPT(name) (!strcmp(a, name) && v && ++i)
+		if (OPT("--scenario"))
+			scen = v;
+		else if (OPT("--arms"))
+			arms = v;
+		else if (OPT("--engine"))
+			eng = v;
+		else if (OPT("--exec"))
+			exec = !strcmp(v, "threaded") ? MCC_EXEC_THREADED : MCC_EXEC_SIM;
+		else if (OPT("--seed"))
+			seed = strtoull(v, NULL, 0);
+		else if (OPT("--duration"))
+			dur = strtod(v, NULL);
+		else if (OPT("--out"))
+			out = v;
+		else if (OPT("--module-dir"))
+			mdir = v;
+		else if (!strcmp(a, "--quick"))
+			quick = 1;
+		else if (!strcmp(a, "--machine"))
+			machine = 1;
+		else {
+			usage(argv[0]);
+			return 2;
+		}
+#undef OPT
+	}
+	if (!arms)
+		arms = MCC_CC_COMPILED_IN ? "compile-out,off,observe,enforce" : "compile-out";
+	char dir[PATH_MAX], mbuf[PATH_MAX + 32];
+	if (exe_dir(dir, sizeof(dir)) == 0 && !mdir) {
+		struct stat stt;
+		snprintf(mbuf, sizeof(mbuf), "%s/../../modules/.libs", dir);
+		if (stat(mbuf, &stt) == 0)
+			mdir = mbuf;
+	}
+	if (out)
+		mkdir(out, 0755);
+	if (!machine)
+		table_header();
+	int rc = 0;
+	for (const char *const *n = mcc_scn_names(); *n; n++) {
+		if (strcmp(scen, "all") && strcmp(scen, *n))
+			continue;
+		for (int en = 0; en < 2; en++) {
+			if ((en == 0 && !strcmp(eng, "tent")) || (en == 1 && !strcmp(eng, "te")))
+				continue;
+			char list[128];
+			snprintf(list, sizeof(list), "%s", arms);
+			for (char *save = NULL, *arm = strtok_r(list, ",", &save); arm;
+			     arm = strtok_r(NULL, ",", &save)) {
+				struct mcc_scn_result r;
+				int is_out = !strcmp(arm, "compile-out");
+				if (is_out && MCC_CC_COMPILED_IN) {
+					/* the compile-out arm is a separate binary */
+					char cmd[PATH_MAX * 2 + 256], line[1024];
+					snprintf(cmd, sizeof(cmd),
+					         "'%s/%s' --machine --arms compile-out --scenario %s --engine %s "
+					         "--exec %s --seed %" PRIu64 " --duration %g %s %s %s",
+					         dir, MCC_RUNNER_NOCC_NAME, *n, en ? "tent" : "te",
+					         exec == MCC_EXEC_SIM ? "sim" : "threaded", seed, dur,
+					         quick ? "--quick" : "", out ? "--out" : "", out ? out : "");
+					FILE *p = popen(cmd, "r");
+					int got = 0;
+					while (p && fgets(line, sizeof(line), p))
+						if (!strncmp(line, "RESULT ", 7) && mcc_scn_result_parse(line, &r) == 0)
+							got = 1;
+					if (p)
+						pclose(p);
+					if (!got) {
+						fprintf(stderr, "%s: compile-out arm unavailable (%s)\n", *n, cmd);
+						continue;
+					}
+				} else if (is_out || MCC_CC_COMPILED_IN) {
+					char csv[PATH_MAX];
+					struct mcc_scn_opts o = {*n, arm, en, exec, seed, dur, quick, mdir, NULL, NULL};
+					if (out) {
+						snprintf(csv, sizeof(csv), "%s/%s-%s-%s.csv", out, *n, en ? "tent" : "te",
+						         arm);
+						o.timeline_csv = csv;
+					}
+					int e = mcc_scn_run(&o, &r);
+					if (e) {
+						fprintf(stderr, "%s/%s: %s\n", *n, arm, strerror(-e));
+						rc = 1;
+						continue;
+					}
+					if (out) {
+						char base[128];
+						snprintf(base, sizeof(base), "%s-%s-%s", *n, en ? "tent" : "te", arm);
+						plot(out, base);
+					}
+				} else {
+					continue; /* hooks compiled out: only the compile-out arm */
+				}
+				if (machine)
+					mcc_scn_result_write(stdout, &r);
+				else
+					table_row(&r);
+				fflush(stdout);
+				if (r.bytes_lost || r.bytes_corrupted || r.permits_leaked)
+					rc = 1;
+			}
+		}
+	}
+	return rc;
+}

@@ -1,0 +1,901 @@
+/* SPDX-License-Identifier: MIT */
+/* scenario.c - scenario definitions, workload, measurement (see scenario.h). */
+#include "scenario.h"
+
+#include "../fabric/model.h"
+#include "../te/te.h"
+#include "../tent/tent.h"
+#include "mcc_hooks.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#define MAX_SENDERS 20
+#define MAX_SLOTS 16
+
+struct flow;
+
+/* One sender machine: an engine instance (TE or TENT). */
+struct sender {
+	int kind;
+	te_engine *te;
+	tent_engine *tent;
+	uint32_t node;
+	void *buf;
+	size_t buflen;
+	struct flow *flows[4];
+	uint32_t nflows;
+};
+
+struct slot {
+	uint64_t batch;
+	uint64_t t_submit;
+	uint64_t expect;
+	uint64_t seq;
+	int busy;
+	_Atomic int done;
+	uint64_t t_done;
+};
+
+struct flow {
+	struct scn *sc;
+	struct sender *snd;
+	uint32_t idx;
+	uint32_t target;     /* receiver node = segment id */
+	uint64_t msg;
+	uint32_t conc;
+	uint64_t rate_bps;   /* 0: closed loop */
+	int victim;
+	char *src;           /* conc * msg */
+	uint64_t dst_off;    /* in the receiver buffer */
+	struct slot slots[MAX_SLOTS];
+	uint32_t outstanding;
+	uint64_t seq;
+	uint64_t next_send;
+	uint64_t bytes_ok, tasks_ok, tasks_failed, bytes_failed, lost, corrupted;
+	uint64_t *lat;
+	size_t nlat, caplat;
+	uint64_t t_first, t_last; /* first submit, last completion */
+	mcc_actor *actor;
+	char name[24];
+};
+
+struct fault {
+	uint64_t t;
+	int kind;
+	uint32_t node, dev, peer_node, peer_dev;
+	uint64_t arg;
+	int done;
+};
+enum { F_LINK_DOWN = 1, F_LINK_UP, F_PORT_DOWN, F_DEV_FATAL, F_QP_FATAL, F_REKEY, F_SLOW_RX,
+       F_CQ_ERR, F_POLLER_STALL, F_PATH_MIG };
+
+struct receiver {
+	uint32_t node;
+	char *buf;
+	size_t len;
+	struct mcc_fab_mr mr[MCC_FAB_MAX_DEVS];
+};
+
+struct scn {
+	const struct mcc_scn_opts *o;
+	mcc_exec *ex;
+	mcc_fab_model *model;
+	struct mcc_fab_model_cfg mcfg;
+	struct mcc_host_env env;
+	struct sender snd[MAX_SENDERS];
+	uint32_t nsnd;
+	struct receiver rcv[4];
+	uint32_t nrcv;
+	struct flow flows[MCC_SCN_MAX_FLOWS];
+	uint32_t nflows;
+	struct fault faults[8];
+	uint32_t nfaults;
+	uint64_t end_ns;
+	int draining;
+	/* watched route: sender 0, ctx watch_ctx, to (watch_seg, watch_dev) */
+	int watch_ctx, watch_seg, watch_dev;
+	uint32_t healthy_from_ctx; /* contexts >= this are "healthy" (multinic) */
+	int last_state;
+	char timeline[160];
+	FILE *csv;
+	uint64_t q_node, q_dev; /* receiver port sampled for the queue */
+	uint32_t rx_node_queue;
+	uint32_t healthy_quarantined;
+	uint64_t states_seen[4];
+	mcc_actor *sampler, *faulter, *fab_actor;
+	uint64_t digest;
+	char ini_path[64];
+};
+
+/* ----------------------------------------------------------- engine shim */
+
+static int eng_submit(struct sender *s, uint64_t *batch, void *src, uint32_t seg, uint64_t off,
+                      uint64_t len)
+{
+	if (s->kind == MCC_SCN_TE) {
+		*batch = te_allocate_batch(s->te, 1);
+		struct te_request rq = {TE_OPCODE_WRITE, src, (int32_t)seg, off, len};
+		return te_submit(s->te, *batch, &rq, 1);
+	}
+	*batch = tent_allocate_batch(s->tent, 1);
+	struct tent_request rq;
+	memset(&rq, 0, sizeof(rq));
+	rq.opcode = TENT_OPCODE_WRITE;
+	rq.source = src;
+	rq.target_id = seg;
+	rq.target_offset = off;
+	rq.length = len;
+	return tent_submit(s->tent, *batch, &rq, 1);
+}
+
+static int eng_status(struct sender *s, uint64_t batch, int *st)
+{
+	if (s->kind == MCC_SCN_TE) {
+		struct te_transfer_status ts;
+		int rc = te_get_transfer_status(s->te, batch, 0, &ts);
+		*st = ts.status == TE_STATUS_COMPLETED ? 1 : ts.status == TE_STATUS_FAILED ? 2 : 0;
+		return rc;
+	}
+	struct tent_status ts;
+	int rc = tent_task_status(s->tent, batch, 0, &ts);
+	*st = ts.status == TENT_STATUS_COMPLETED ? 1 : ts.status == TENT_STATUS_FAILED ? 2 : 0;
+	return rc;
+}
+
+static int eng_cstate(struct sender *s, uint64_t batch, int *state)
+{
+	return s->kind == MCC_SCN_TE ? te_get_task_congestion_state(s->te, batch, 0, state)
+	                             : tent_get_task_congestion_state(s->tent, batch, 0, state);
+}
+
+static void eng_free(struct sender *s, uint64_t batch)
+{
+	if (s->kind == MCC_SCN_TE)
+		te_free_batch(s->te, batch);
+	else
+		tent_free_batch(s->tent, batch);
+}
+
+static int eng_dstats(struct sender *s, uint32_t ctx, int seg, int dev, struct mcc_domain_stats *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->struct_size = sizeof(*o);
+	return s->kind == MCC_SCN_TE ? te_domain_stats(s->te, ctx, seg, dev, o)
+	                             : tent_domain_stats(s->tent, ctx, seg, dev, o);
+}
+
+static uint32_t eng_nctx(struct sender *s)
+{
+	return s->kind == MCC_SCN_TE ? te_num_contexts(s->te) : tent_num_devices(s->tent);
+}
+
+struct eng_stats {
+	uint64_t defers, avoids, admits, rail_pauses, wc_errors, flushes, vcpu;
+	int64_t permits_live;
+};
+
+static void eng_stats(struct sender *s, struct eng_stats *o)
+{
+	if (s->kind == MCC_SCN_TE) {
+		struct te_stats t;
+		te_get_stats(s->te, &t);
+		*o = (struct eng_stats){t.defers, t.avoids, t.admits, t.rail_pauses, t.wc_errors,
+		                        t.flushes, t.cpu_virtual_ns, t.permits_live};
+	} else {
+		struct tent_stats t;
+		tent_get_stats(s->tent, &t);
+		*o = (struct eng_stats){t.defers, t.avoids, t.admits, t.rail_pauses, t.wc_errors,
+		                        t.flushes, t.cpu_virtual_ns, t.permits_live};
+	}
+}
+
+static void eng_stall(struct sender *s, uint32_t ctx, uint64_t dur)
+{
+	if (s->kind == MCC_SCN_TE)
+		te_inject_poller_stall(s->te, ctx, dur);
+	else
+		tent_inject_poller_stall(s->tent, ctx, dur);
+}
+
+/* --------------------------------------------------------------- workload */
+
+static int get_segment(void *arg, uint32_t seg, struct mcc_seg_desc *out)
+{
+	struct scn *sc = arg;
+	for (uint32_t i = 0; i < sc->nrcv; i++) {
+		struct receiver *r = &sc->rcv[i];
+		if (r->node != seg)
+			continue;
+		memset(out, 0, sizeof(*out));
+		out->node = r->node;
+		out->ndev = sc->mcfg.devs_per_node;
+		out->nports = 1;
+		out->base = (uint64_t)(uintptr_t)r->buf;
+		out->length = r->len;
+		for (uint32_t d = 0; d < out->ndev; d++) /* the current rkey (after a re-key) */
+			out->rkey[d] = mcc_fab_model_lookup_rkey(sc->model, r->node, d, r->buf);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static void on_task_done(void *arg, uint64_t batch, uint64_t task)
+{
+	struct sender *s = arg;
+	(void)task;
+	for (uint32_t f = 0; f < s->nflows; f++) {
+		struct flow *fl = s->flows[f];
+		for (uint32_t i = 0; i < fl->conc; i++)
+			if (fl->slots[i].busy && fl->slots[i].batch == batch) {
+				fl->slots[i].t_done = mcc_exec_now(fl->sc->ex);
+				atomic_store(&fl->slots[i].done, 1);
+				mcc_exec_wake(fl->actor, fl->slots[i].t_done + 500);
+				return;
+			}
+	}
+}
+
+static void lat_add(struct flow *f, uint64_t v)
+{
+	if (f->nlat == f->caplat) {
+		size_t cap = f->caplat ? f->caplat * 2 : 1024;
+		uint64_t *a = realloc(f->lat, cap * sizeof(*a));
+		if (!a)
+			return;
+		f->lat = a;
+		f->caplat = cap;
+	}
+	f->lat[f->nlat++] = v;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h;
+}
+
+/* The application: keeps `conc` transfers outstanding, verifies payloads,
+ * queries the caller-visible congestion state before freeing each batch. */
+static uint64_t flow_step(void *arg, uint64_t now)
+{
+	struct flow *f = arg;
+	struct scn *sc = f->sc;
+	for (uint32_t i = 0; i < f->conc; i++) {
+		struct slot *sl = &f->slots[i];
+		if (!sl->busy || !atomic_load(&sl->done))
+			continue;
+		int st = 0, cs = 3;
+		eng_status(f->snd, sl->batch, &st);
+		eng_cstate(f->snd, sl->batch, &cs);
+		if (cs >= 0 && cs < 4)
+			sc->states_seen[cs]++;
+		if (st == 1) {
+			uint64_t got = mcc_host_checksum(
+			    sc->rcv[f->target - sc->rcv[0].node].buf + f->dst_off + (uint64_t)i * f->msg, f->msg);
+			if (got != sl->expect)
+				f->corrupted += f->msg;
+			else
+				f->bytes_ok += f->msg;
+			f->tasks_ok++;
+			lat_add(f, sl->t_done - sl->t_submit);
+			if (sl->t_done > f->t_last)
+				f->t_last = sl->t_done;
+		} else { /* the caller backs off before resubmitting (transferSync) */
+			f->tasks_failed++;
+			f->bytes_failed += f->msg;
+			if (f->next_send < now + 1000000)
+				f->next_send = now + 1000000;
+		}
+		sc->digest = mix(mix(mix(sc->digest, sl->t_done), (uint64_t)st), (uint64_t)cs);
+		eng_free(f->snd, sl->batch);
+		sl->busy = 0;
+		atomic_store(&sl->done, 0);
+		f->outstanding--;
+	}
+	if (sc->draining || now >= sc->end_ns)
+		return MCC_EXEC_PARK;
+	uint64_t next = MCC_EXEC_PARK;
+	for (uint32_t i = 0; i < f->conc && f->outstanding < f->conc; i++) {
+		struct slot *sl = &f->slots[i];
+		if (sl->busy)
+			continue;
+		if (now < f->next_send) {
+			next = f->next_send;
+			break;
+		}
+		char *src = f->src + (uint64_t)i * f->msg;
+		f->seq++;
+		memcpy(src, &f->seq, sizeof(f->seq)); /* a fresh stamp per transfer */
+		memcpy(src + f->msg - sizeof(f->seq), &now, sizeof(now));
+		sl->expect = mcc_host_checksum(src, f->msg);
+		sl->t_submit = now;
+		if (!f->t_first)
+			f->t_first = now;
+		sl->busy = 1;
+		atomic_store(&sl->done, 0);
+		if (eng_submit(f->snd, &sl->batch, src, f->target, f->dst_off + (uint64_t)i * f->msg,
+		               f->msg) != 0) {
+			sl->busy = 0;
+			f->tasks_failed++;
+			continue;
+		}
+		f->outstanding++;
+		if (f->rate_bps)
+			f->next_send = (f->next_send > now ? f->next_send : now) +
+			               f->msg * 8ull * 1000000000ull / f->rate_bps;
+	}
+	if (f->outstanding < f->conc && f->next_send > now)
+		next = f->next_send;
+	return next;
+}
+
+/* ----------------------------------------------------------- measurement */
+
+static const char *st_abbr(int s)
+{
+	static const char *n[] = {"HEALTHY", "CONGESTED", "SUSPECT", "QUARANTINED", "PROBING"};
+	return s >= 0 && s < 5 ? n[s] : "?";
+}
+
+static uint64_t sampler_step(void *arg, uint64_t now)
+{
+	struct scn *sc = arg;
+	struct sender *s0 = &sc->snd[0];
+	struct mcc_domain_stats dv, rt;
+	int have_dv = eng_dstats(s0, (uint32_t)sc->watch_ctx, -1, 0, &dv) == 0;
+	int have_rt = eng_dstats(s0, (uint32_t)sc->watch_ctx, sc->watch_seg, sc->watch_dev, &rt) == 0;
+	if (have_rt && (int)rt.state != sc->last_state) {
+		size_t l = strlen(sc->timeline);
+		snprintf(sc->timeline + l, sizeof(sc->timeline) - l, "%s%s", l ? ">" : "",
+		         st_abbr((int)rt.state));
+		sc->last_state = (int)rt.state;
+	}
+	/* routes on healthy devices: ever quarantined? */
+	for (uint32_t i = 0; i < sc->nsnd; i++)
+		for (uint32_t c = sc->healthy_from_ctx; c < eng_nctx(&sc->snd[i]); c++)
+			for (uint32_t r = 0; r < sc->nrcv; r++)
+				for (uint32_t d = 0; d < sc->mcfg.devs_per_node; d++) {
+					struct mcc_domain_stats x;
+					if (eng_dstats(&sc->snd[i], c, (int)sc->rcv[r].node, (int)d, &x) == 0 &&
+					    x.state == MCC_PATH_QUARANTINED)
+						sc->healthy_quarantined++;
+				}
+	if (sc->csv) {
+		struct mcc_fab_model_stats ms;
+		mcc_fab_model_stats(sc->model, &ms);
+		fprintf(sc->csv, "%.3f,%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64
+		                 ",%.3f\n",
+		        (double)now / 1e6, have_dv ? dv.window_bytes : 0, have_dv ? dv.inflight_bytes : 0,
+		        have_dv ? (int)dv.state : -1, have_rt ? rt.window_bytes : 0,
+		        have_rt ? rt.inflight_bytes : 0, have_rt ? (int)rt.state : -1,
+		        mcc_fab_model_queue_bytes(sc->model, sc->rx_node_queue, 0, 1),
+		        (double)ms.pause_ns / 1e6);
+	}
+	return now + (sc->o->quick ? 1000000 : 500000);
+}
+
+static uint64_t fault_step(void *arg, uint64_t now)
+{
+	struct scn *sc = arg;
+	uint64_t next = MCC_EXEC_PARK;
+	for (uint32_t i = 0; i < sc->nfaults; i++) {
+		struct fault *f = &sc->faults[i];
+		if (f->done)
+			continue;
+		if (f->t > now) {
+			if (f->t < next)
+				next = f->t;
+			continue;
+		}
+		f->done = 1;
+		switch (f->kind) {
+		case F_LINK_DOWN:
+		case F_LINK_UP:
+			mcc_fab_fault_link(sc->model, f->node, f->dev, 1, f->kind == F_LINK_UP);
+			break;
+		case F_PORT_DOWN:
+			mcc_fab_fault_port(sc->model, f->node, f->dev, 1, 0);
+			break;
+		case F_DEV_FATAL:
+			mcc_fab_fault_device(sc->model, f->node, f->dev);
+			break;
+		case F_QP_FATAL:
+			mcc_fab_fault_qp_fatal(sc->model, f->node, f->dev, f->peer_node, f->peer_dev);
+			break;
+		case F_PATH_MIG:
+			mcc_fab_fault_path_mig(sc->model, f->node, f->dev, f->peer_node, f->peer_dev);
+			break;
+		case F_REKEY:
+			mcc_fab_fault_rekey(sc->model, f->node);
+			break;
+		case F_SLOW_RX:
+			mcc_fab_fault_slow_receiver(sc->model, f->node, f->dev, f->arg, 256u << 10);
+			break;
+		case F_CQ_ERR:
+			mcc_fab_fault_cq(sc->model, f->node, f->dev);
+			break;
+		case F_POLLER_STALL:
+			eng_stall(&sc->snd[f->node], f->dev, f->arg);
+			break;
+		}
+	}
+	return next;
+}
+
+static void fab_sched(void *arg, uint64_t at)
+{
+	struct scn *sc = arg;
+	mcc_exec_wake(sc->fab_actor, at);
+}
+
+static uint64_t fab_step(void *arg, uint64_t now)
+{
+	struct scn *sc = arg;
+	uint64_t next = mcc_fab_model_advance(sc->model, now);
+	if (mcc_exec_kind(sc->ex) == MCC_EXEC_THREADED) /* real time: poll the model */
+		return next == MCC_FAB_NEVER ? now + 200000 : (next > now + 200000 ? now + 200000 : next);
+	return next == MCC_FAB_NEVER ? MCC_EXEC_PARK : next;
+}
+
+static int all_idle(void *arg)
+{
+	struct scn *sc = arg;
+	if (!sc->draining)
+		return 0;
+	for (uint32_t i = 0; i < sc->nflows; i++) {
+		struct flow *f = &sc->flows[i];
+		if (f->outstanding)
+			return 0;
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------- scenarios */
+
+static const char *const names[] = {"healthy", "incast", "flap", "multinic", "rxpressure", "flush",
+                                    NULL};
+
+const char *const *mcc_scn_names(void)
+{
+	return names;
+}
+
+static struct flow *add_flow(struct scn *sc, uint32_t sender, uint32_t target, uint64_t msg,
+                             uint32_t conc, uint64_t rate, int victim)
+{
+	struct flow *f = &sc->flows[sc->nflows];
+	f->sc = sc;
+	f->idx = sc->nflows++;
+	f->snd = &sc->snd[sender];
+	f->target = target;
+	f->msg = msg;
+	f->conc = conc > MAX_SLOTS ? MAX_SLOTS : conc;
+	f->rate_bps = rate;
+	f->victim = victim;
+	f->snd->flows[f->snd->nflows++] = f;
+	return f;
+}
+
+struct scn_shape {
+	uint32_t senders, receivers, devs;
+	double dur;
+	uint8_t ib_timeout;
+	uint8_t rnr_retry;
+	uint32_t rail_pause_s;
+	uint64_t recovery_ns;
+};
+
+static int build(struct scn *sc, const char *name, struct scn_shape *sh)
+{
+	int q = sc->o->quick;
+	memset(sh, 0, sizeof(*sh));
+	sh->ib_timeout = 14;
+	sh->rnr_retry = 7;
+	sh->rail_pause_s = 30;
+	sh->recovery_ns = 30000000000ull;
+	sc->healthy_from_ctx = 0;
+	sc->watch_ctx = 0;
+	sc->watch_dev = 0;
+	if (!strcmp(name, "healthy")) {
+		sh->senders = 1, sh->receivers = 1, sh->devs = 2, sh->dur = q ? 0.03 : 0.2;
+	} else if (!strcmp(name, "incast")) {
+		sh->senders = 17, sh->receivers = 1, sh->devs = 1, sh->dur = q ? 0.04 : 0.2;
+	} else if (!strcmp(name, "flap")) {
+		sh->senders = 1, sh->receivers = 1, sh->devs = 2, sh->dur = q ? 4.5 : 6.0;
+		sh->ib_timeout = 12; /* 8 x 16.8 ms: a dead path fails in ~134 ms */
+		sh->rail_pause_s = 1;
+	} else if (!strcmp(name, "multinic")) {
+		sh->senders = 1, sh->receivers = 1, sh->devs = 4, sh->dur = q ? 0.06 : 0.3;
+		sc->healthy_from_ctx = 2;
+	} else if (!strcmp(name, "rxpressure")) {
+		sh->senders = 1, sh->receivers = 3, sh->devs = 1, sh->dur = q ? 0.1 : 0.3;
+		sh->rnr_retry = 3;
+	} else if (!strcmp(name, "flush")) {
+		sh->senders = 1, sh->receivers = 1, sh->devs = 2, sh->dur = q ? 0.06 : 0.3;
+	} else {
+		return -EINVAL;
+	}
+	if (sc->o->duration_s > 0)
+		sh->dur = sc->o->duration_s;
+	return 0;
+}
+
+static void add_workload(struct scn *sc, const char *name)
+{
+	uint32_t R0 = sc->nsnd; /* first receiver node */
+	double d = (double)sc->end_ns / 1e9;
+#define AT(frac) ((uint64_t)((frac) * d * 1e9))
+#define FAULT(tt, k, n, dv, pn, pd, a) \
+	sc->faults[sc->nfaults++] = (struct fault){(tt), (k), (n), (dv), (pn), (pd), (a), 0}
+	if (!strcmp(name, "healthy")) {
+		add_flow(sc, 0, R0, 4u << 20, 8, 0, 0);
+	} else if (!strcmp(name, "incast")) {
+		for (uint32_t i = 0; i < 16; i++)
+			add_flow(sc, i, R0, 1u << 20, 4, 0, 0);
+		add_flow(sc, 16, R0, 64u << 10, 1, 0, 1); /* small-message victim */
+	} else if (!strcmp(name, "flap")) {
+		add_flow(sc, 0, R0, 1u << 20, 4, 2000000000ull, 0);
+		sc->watch_seg = (int)R0;
+		FAULT(100000000ull, F_LINK_DOWN, R0, 0, 0, 0, 0);
+		FAULT(2600000000ull, F_LINK_UP, R0, 0, 0, 0, 0);
+	} else if (!strcmp(name, "multinic")) {
+		add_flow(sc, 0, R0, 4u << 20, 8, 0, 0);
+		FAULT(AT(0.2), F_DEV_FATAL, 0, 0, 0, 0, 0);
+		FAULT(AT(0.3), F_PORT_DOWN, 0, 1, 0, 0, 0);
+	} else if (!strcmp(name, "rxpressure")) {
+		for (uint32_t r = 0; r < 3; r++)
+			add_flow(sc, 0, R0 + r, 1u << 20, 4, 0, 0);
+		FAULT(AT(0.1), F_SLOW_RX, R0 + 1, 0, 0, 0, 1000000000ull);
+		sc->watch_seg = (int)(R0 + 1);
+	} else if (!strcmp(name, "flush")) {
+		add_flow(sc, 0, R0, 2u << 20, 8, 0, 0);
+		FAULT(AT(0.2), F_QP_FATAL, 0, 0, R0, 0, 0);
+		FAULT(AT(0.4), F_REKEY, R0, 0, 0, 0, 0);
+		FAULT(AT(0.6), F_QP_FATAL, 0, 1, R0, 1, 0);
+	}
+	if (!sc->watch_seg)
+		sc->watch_seg = (int)R0;
+	sc->rx_node_queue = sc->watch_seg >= 0 ? (uint32_t)sc->watch_seg : R0;
+#undef AT
+#undef FAULT
+}
+
+static double cpu_now_ms(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3 +
+	       (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double pct(const uint64_t *v, size_t n, double p)
+{
+	if (!n)
+		return 0;
+	size_t i = (size_t)ceil(p * (double)n) - 1;
+	if (i >= n)
+		i = n - 1;
+	return (double)v[i] / 1000.0;
+}
+
+static int write_ini(struct scn *sc)
+{
+	strcpy(sc->ini_path, "/tmp/mcc-scn-XXXXXX");
+	int fd = mkstemp(sc->ini_path);
+	if (fd < 0)
+		return -errno;
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -errno;
+	}
+	fprintf(f, "[policy]\nmode = %s\n", sc->o->mode ? sc->o->mode : "off");
+	if (sc->o->module_dir)
+		fprintf(f, "module_dir = %s\n", sc->o->module_dir);
+	if (sc->o->module)
+		fprintf(f, "module = %s\n", sc->o->module);
+	fclose(f);
+	return 0;
+}
+
+int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
+{
+	struct scn *sc = calloc(1, sizeof(*sc));
+	struct scn_shape sh;
+	int rc = 0;
+	if (!sc)
+		return -ENOMEM;
+	memset(r, 0, sizeof(*r));
+	sc->o = o;
+	sc->last_state = -1;
+	if (build(sc, o->scenario, &sh) != 0) {
+		free(sc);
+		return -EINVAL;
+	}
+	double cpu0 = cpu_now_ms();
+	sc->ex = mcc_exec_create(o->exec ? MCC_EXEC_SIM : MCC_EXEC_THREADED, o->seed);
+	mcc_fab_model_cfg_defaults(&sc->mcfg);
+	sc->mcfg.nodes = sh.senders + sh.receivers;
+	sc->mcfg.devs_per_node = sh.devs;
+	sc->mcfg.seed = o->seed;
+	sc->model = mcc_fab_model_create(&sc->mcfg);
+	sc->nsnd = sh.senders;
+	sc->end_ns = (uint64_t)(sh.dur * 1e9);
+	/* receivers: passive memory, registered on each of their NICs */
+	sc->nrcv = sh.receivers;
+	for (uint32_t i = 0; i < sc->nrcv; i++) {
+		struct receiver *rv = &sc->rcv[i];
+		rv->node = sh.senders + i;
+		rv->len = (size_t)MAX_SENDERS * MAX_SLOTS * (4u << 20) / (sh.senders > 4 ? 4 : 1);
+		rv->len = sh.senders > 4 ? (size_t)20 * 4 * (1u << 20) : (size_t)8 * (4u << 20) * 3;
+		rv->buf = calloc(1, rv->len);
+		struct mcc_fab_handle h = mcc_fab_model_handle(sc->model);
+		for (uint32_t d = 0; d < sh.devs; d++) {
+			mcc_fab_dev *dv = h.ops->open_device(h.fab, rv->node, d);
+			h.ops->reg_mr(dv, rv->buf, rv->len, &rv->mr[d]);
+			h.ops->close_device(dv);
+		}
+	}
+	if (MCC_CC_COMPILED_IN && (rc = write_ini(sc)) != 0)
+		goto out;
+	sc->env.ex = sc->ex;
+	sc->env.fab = mcc_fab_model_handle(sc->model);
+	sc->env.get_segment = get_segment;
+	sc->env.seg_arg = sc;
+	sc->env.cc_ini_path = MCC_CC_COMPILED_IN ? sc->ini_path : NULL;
+	sc->env.cc_ignore_env = 1;
+	sc->fab_actor = mcc_exec_add(sc->ex, "fabric", fab_step, sc, MCC_EXEC_PARK);
+	mcc_fab_model_set_sched(sc->model, fab_sched, sc);
+	for (uint32_t i = 0; i < sc->nsnd; i++) {
+		struct sender *s = &sc->snd[i];
+		s->kind = o->engine;
+		s->node = i;
+		if (o->engine == MCC_SCN_TE) {
+			struct te_config c;
+			te_config_defaults(&c);
+			c.node = i;
+			c.ib_timeout = sh.ib_timeout;
+			c.ib_rnr_retry = sh.rnr_retry;
+			c.rail_pause_s = sh.rail_pause_s;
+			c.ctx_recovery_delay_ns = sh.recovery_ns;
+			s->te = te_engine_create(&c, &sc->env);
+			if (!s->te) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			te_set_task_notify(s->te, on_task_done, s);
+		} else {
+			struct tent_config c;
+			tent_config_defaults(&c);
+			c.node = i;
+			c.ib_timeout = sh.ib_timeout;
+			c.ib_rnr_retry = sh.rnr_retry;
+			s->tent = tent_engine_create(&c, &sc->env);
+			if (!s->tent) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			tent_set_task_notify(s->tent, on_task_done, s);
+		}
+	}
+	add_workload(sc, o->scenario);
+	/* source buffers: pseudo-random payload, registered with the engine */
+	for (uint32_t i = 0; i < sc->nsnd; i++) {
+		struct sender *s = &sc->snd[i];
+		size_t len = 0;
+		for (uint32_t f = 0; f < s->nflows; f++)
+			len += s->flows[f]->conc * s->flows[f]->msg;
+		if (!len)
+			continue;
+		s->buf = malloc(len);
+		s->buflen = len;
+		uint64_t x = o->seed * 31 + i + 1;
+		for (size_t k = 0; k + 8 <= len; k += 8) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			memcpy((char *)s->buf + k, &x, 8);
+		}
+		if (s->kind == MCC_SCN_TE)
+			te_register_memory(s->te, s->buf, len);
+		else
+			tent_register_memory(s->tent, s->buf, len);
+		size_t off = 0;
+		for (uint32_t f = 0; f < s->nflows; f++) {
+			s->flows[f]->src = (char *)s->buf + off;
+			off += s->flows[f]->conc * s->flows[f]->msg;
+		}
+	}
+	/* receiver regions: disjoint per flow */
+	uint64_t roff[4] = {0};
+	for (uint32_t i = 0; i < sc->nflows; i++) {
+		struct flow *f = &sc->flows[i];
+		uint32_t ri = f->target - sc->rcv[0].node;
+		f->dst_off = roff[ri];
+		roff[ri] += f->conc * f->msg;
+		snprintf(f->name, sizeof(f->name), "app%u", i);
+		f->actor = mcc_exec_add(sc->ex, f->name, flow_step, f, 1000 + i * 100);
+	}
+	sc->sampler = mcc_exec_add(sc->ex, "sampler", sampler_step, sc, 0);
+	sc->faulter = mcc_exec_add(sc->ex, "faults", fault_step, sc, 0);
+	if (o->timeline_csv && (sc->csv = fopen(o->timeline_csv, "w")))
+		fprintf(sc->csv, "t_ms,dev_window,dev_inflight,dev_state,route_window,route_inflight,"
+		                 "route_state,rx_queue_bytes,pause_ms\n");
+
+	/* run, then drain: stop submitting and let every transfer finish */
+	mcc_exec_run(sc->ex, sc->end_ns, NULL, NULL);
+	sc->draining = 1;
+	for (uint32_t i = 0; i < sc->nflows; i++)
+		mcc_exec_wake(sc->flows[i].actor, mcc_exec_now(sc->ex));
+	uint64_t t_end = mcc_exec_now(sc->ex);
+	mcc_exec_run(sc->ex, t_end + 40000000000ull, all_idle, sc);
+	if (mcc_exec_kind(sc->ex) == MCC_EXEC_THREADED) /* threads joined; reap */
+		for (uint32_t i = 0; i < sc->nflows; i++)
+			flow_step(&sc->flows[i], mcc_exec_now(sc->ex));
+
+	/* results */
+	snprintf(r->scenario, sizeof(r->scenario), "%s", o->scenario);
+	snprintf(r->arm, sizeof(r->arm), "%s",
+	         MCC_CC_COMPILED_IN ? (o->mode ? o->mode : "off") : "compiled-out");
+	snprintf(r->engine, sizeof(r->engine), "%s", o->engine == MCC_SCN_TE ? "te" : "tent");
+	r->duration_s = sh.dur;
+	uint64_t *all = NULL;
+	size_t nall = 0;
+	int have_victim = 0;
+	for (uint32_t i = 0; i < sc->nflows; i++)
+		have_victim |= sc->flows[i].victim;
+	uint64_t bulk = 0, t0 = UINT64_MAX, t1 = 0;
+	for (uint32_t i = 0; i < sc->nflows; i++) {
+		struct flow *f = &sc->flows[i];
+		r->bytes_corrupted += f->corrupted;
+		r->bytes_failed += f->bytes_failed;
+		r->tasks_done += f->tasks_ok;
+		r->tasks_failed += f->tasks_failed;
+		if (!f->victim) {
+			bulk += f->bytes_ok;
+			if (f->t_first && f->t_first < t0)
+				t0 = f->t_first;
+			if (f->t_last > t1)
+				t1 = f->t_last;
+		}
+		if (r->nflows < MCC_SCN_MAX_FLOWS)
+			r->flow_gbps[r->nflows++] =
+			    f->t_last > f->t_first ? (double)f->bytes_ok * 8 / (double)(f->t_last - f->t_first)
+			                           : 0;
+		if (f->victim == have_victim) {
+			uint64_t *a = realloc(all, (nall + f->nlat) * sizeof(*a));
+			if (a) {
+				all = a;
+				memcpy(all + nall, f->lat, f->nlat * sizeof(*a));
+				nall += f->nlat;
+			}
+		}
+	}
+	qsort(all, nall, sizeof(*all), cmp_u64);
+	r->p50_us = pct(all, nall, 0.5);
+	r->p99_us = pct(all, nall, 0.99);
+	r->p999_us = pct(all, nall, 0.999);
+	free(all);
+	/* bits per ns = Gb/s, over the bulk flows' active interval */
+	r->goodput_gbps = t1 > t0 ? (double)bulk * 8 / (double)(t1 - t0) : 0;
+	struct mcc_fab_model_stats ms;
+	mcc_fab_model_stats(sc->model, &ms);
+	r->queue_peak_bytes = ms.queue_peak_bytes;
+	r->pause_ms = (double)ms.pause_ns / 1e6;
+	for (uint32_t i = 0; i < sc->nsnd; i++) {
+		struct eng_stats es;
+		eng_stats(&sc->snd[i], &es);
+		r->defers += es.defers;
+		r->avoids += es.avoids;
+		r->admits += es.admits;
+		r->rail_pauses += es.rail_pauses;
+		r->wc_errors += es.wc_errors;
+		r->flushes += es.flushes;
+		r->vcpu_ms += (double)es.vcpu / 1e6;
+		r->permits_leaked += es.permits_live;
+		for (uint32_t c = 0; c < eng_nctx(&sc->snd[i]); c++) {
+			struct mcc_domain_stats x;
+			if (eng_dstats(&sc->snd[i], c, -1, 0, &x) == 0)
+				r->permits_leaked += (int64_t)x.inflight_bytes; /* must be 0 */
+			for (uint32_t rr = 0; rr < sc->nrcv; rr++)
+				for (uint32_t d = 0; d < sh.devs; d++)
+					if (eng_dstats(&sc->snd[i], c, (int)sc->rcv[rr].node, (int)d, &x) == 0) {
+						r->quarantines += x.quarantines;
+						r->probes += x.probes;
+						r->permits_leaked += (int64_t)x.inflight_bytes;
+					}
+		}
+	}
+	{
+		struct mcc_domain_stats x;
+		r->watch_final_state = eng_dstats(&sc->snd[0], (uint32_t)sc->watch_ctx, sc->watch_seg,
+		                                  sc->watch_dev, &x) == 0
+		                           ? x.state
+		                           : 0;
+	}
+	r->healthy_quarantined = sc->healthy_quarantined;
+	memcpy(r->task_states, sc->states_seen, sizeof(r->task_states));
+	snprintf(r->state_timeline, sizeof(r->state_timeline), "%s",
+	         sc->timeline[0] ? sc->timeline : "-");
+	r->bytes_lost = (uint64_t)(r->tasks_done + r->tasks_failed) * 0; /* see below */
+	/* lost = bytes reported complete but not delivered: verified per task
+	 * against the source checksum, counted in bytes_corrupted; a transfer the
+	 * engine never finished within the drain is lost. */
+	for (uint32_t i = 0; i < sc->nflows; i++)
+		r->bytes_lost += (uint64_t)sc->flows[i].outstanding * sc->flows[i].msg;
+	r->digest = mix(sc->digest, ms.events);
+	r->digest = mix(r->digest, ms.bytes_delivered);
+	r->digest = mix(r->digest, ms.queue_peak_bytes);
+	r->digest = mix(r->digest, mcc_exec_steps(sc->ex));
+	r->cpu_ms = cpu_now_ms() - cpu0;
+out:
+	if (sc->csv)
+		fclose(sc->csv);
+	for (uint32_t i = 0; i < sc->nsnd; i++) {
+		if (sc->snd[i].te)
+			te_engine_destroy(sc->snd[i].te);
+		if (sc->snd[i].tent)
+			tent_engine_destroy(sc->snd[i].tent);
+		free(sc->snd[i].buf);
+	}
+	for (uint32_t i = 0; i < sc->nflows; i++)
+		free(sc->flows[i].lat);
+	mcc_fab_model_destroy(sc->model);
+	for (uint32_t i = 0; i < sc->nrcv; i++)
+		free(sc->rcv[i].buf);
+	mcc_exec_destroy(sc->ex);
+	if (sc->ini_path[0])
+		unlink(sc->ini_path);
+	free(sc);
+	return rc;
+}
+
+void mcc_scn_result_write(FILE *f, const struct mcc_scn_result *r)
+{
+	fprintf(f,
+	        "RESULT scenario=%s arm=%s engine=%s dur=%.6f goodput=%.6f cpu=%.3f vcpu=%.3f "
+	        "p50=%.3f p99=%.3f p999=%.3f qpeak=%" PRIu64 " pause=%.6f lost=%" PRIu64
+	        " corrupt=%" PRIu64 " failedb=%" PRIu64 " leaked=%" PRId64 " done=%" PRIu64
+	        " failed=%" PRIu64 " s0=%" PRIu64 " s1=%" PRIu64 " s2=%" PRIu64 " s3=%" PRIu64
+	        " defers=%" PRIu64 " avoids=%" PRIu64 " rail_pauses=%" PRIu64 " wcerr=%" PRIu64
+	        " quar=%" PRIu64 " probes=%" PRIu64 " final=%u hq=%u digest=%" PRIu64 " timeline=%s\n",
+	        r->scenario, r->arm, r->engine, r->duration_s, r->goodput_gbps, r->cpu_ms, r->vcpu_ms,
+	        r->p50_us, r->p99_us, r->p999_us, r->queue_peak_bytes, r->pause_ms, r->bytes_lost,
+	        r->bytes_corrupted, r->bytes_failed, r->permits_leaked, r->tasks_done, r->tasks_failed,
+	        r->task_states[0], r->task_states[1], r->task_states[2], r->task_states[3], r->defers,
+	        r->avoids, r->rail_pauses, r->wc_errors, r->quarantines, r->probes,
+	        r->watch_final_state, r->healthy_quarantined, r->digest, r->state_timeline);
+}
+
+int mcc_scn_result_parse(const char *line, struct mcc_scn_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	int n = sscanf(line,
+	               "RESULT scenario=%15s arm=%15s engine=%7s dur=%lf goodput=%lf cpu=%lf vcpu=%lf "
+	               "p50=%lf p99=%lf p999=%lf qpeak=%" SCNu64 " pause=%lf lost=%" SCNu64
+	               " corrupt=%" SCNu64 " failedb=%" SCNu64 " leaked=%" SCNd64 " done=%" SCNu64
+	               " failed=%" SCNu64 " s0=%" SCNu64 " s1=%" SCNu64 " s2=%" SCNu64 " s3=%" SCNu64
+	               " defers=%" SCNu64 " avoids=%" SCNu64 " rail_pauses=%" SCNu64 " wcerr=%" SCNu64
+	               " quar=%" SCNu64 " probes=%" SCNu64 " final=%u hq=%u digest=%" SCNu64
+	               " timeline=%159s",
+	               r->scenario, r->arm, r->engine, &r->duration_s, &r->goodput_gbps, &r->cpu_ms,
+	               &r->vcpu_ms, &r->p50_us, &r->p99_us, &r->p999_us, &r->queue_peak_bytes,
+	               &r->pause_ms, &r->bytes_lost, &r->bytes_corrupted, &r->bytes_failed,
+	               &r->permits_leaked, &r->tasks_done, &r->tasks_failed, &r->task_states[0],
+	               &r->task_states[1], &r->task_states[2], &r->task_states[3], &r->defers,
+	               &r->avoids, &r->rail_pauses, &r->wc_errors, &r->quarantines, &r->probes,
+	               &r->watch_final_state, &r->healthy_quarantined, &r->digest, r->state_timeline);
+	return n == 32 ? 0 : -EINVAL;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * scenario.h - scenarios of RFC #4162's acceptance list run on the fabric
+ * model with the TE or TENT host stub, under either executor. Compiled once
+ * per arm (hooks in / out); the runner and the tests link one arm.
+ */
+#ifndef MCC_SCENARIO_H
+#define MCC_SCENARIO_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum mcc_scn_engine { MCC_SCN_TE = 0, MCC_SCN_TENT = 1 };
+
+struct mcc_scn_opts {
+	const char *scenario;   /* healthy, incast, flap, multinic, rxpressure, flush */
+	const char *mode;       /* off | observe | enforce (ignored when compiled out) */
+	int engine;             /* enum mcc_scn_engine */
+	int exec;               /* enum mcc_exec_kind */
+	uint64_t seed;
+	double duration_s;      /* 0: the scenario's default */
+	int quick;              /* test scale: shorter, smaller */
+	const char *module_dir; /* policy modules (NULL: the loader's default) */
+	const char *timeline_csv; /* NULL: none */
+	const char *module;     /* optional [policy] module override (name or path) */
+};
+
+#define MCC_SCN_MAX_FLOWS 20
+
+struct mcc_scn_result {
+	char scenario[16], arm[16], engine[8];
+	double duration_s;
+	double goodput_gbps;      /* verified bytes of the bulk flows / time */
+	double cpu_ms;            /* process CPU time of the run (real) */
+	double vcpu_ms;           /* engine steps' virtual CPU (sim) */
+	double p50_us, p99_us, p999_us; /* completion latency (victim flow if any) */
+	uint64_t queue_peak_bytes;
+	double pause_ms;
+	uint64_t bytes_lost, bytes_corrupted, bytes_failed;
+	int64_t permits_leaked;
+	uint64_t tasks_done, tasks_failed;
+	uint64_t task_states[4];  /* caller-visible states seen at completion */
+	uint64_t defers, avoids, admits, rail_pauses, wc_errors, flushes;
+	uint64_t quarantines, probes; /* summed route-domain stats */
+	uint32_t watch_final_state; /* route watched by the scenario */
+	uint32_t healthy_quarantined; /* routes on healthy devices ever quarantined */
+	char state_timeline[160]; /* watched route: distinct successive states */
+	double flow_gbps[MCC_SCN_MAX_FLOWS];
+	uint32_t nflows;
+	uint64_t digest;          /* determinism digest (excludes real CPU) */
+};
+
+int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r);
+const char *const *mcc_scn_names(void);
+/* One line "key=value ..." and its parser (runner <-> compile-out arm). */
+void mcc_scn_result_write(FILE *f, const struct mcc_scn_result *r);
+int mcc_scn_result_parse(const char *line, struct mcc_scn_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCC_SCENARIO_H */

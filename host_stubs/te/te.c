@@ -1,0 +1,1594 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * te.c - classic Transfer Engine RDMA transport stub (see te.h).
+ *
+ * Object model as in mooncake-transfer-engine/src/transport/rdma_transport:
+ *   te_engine  ~ RdmaTransport (+ TransferEngineImpl batch/status surface)
+ *   te_ctx     ~ RdmaContext: one per local NIC, with its CQ, endpoint store,
+ *                worker pool (workers_per_ctx threads: thread 0 polls, the
+ *                others post, each owning shards) and a monitor thread
+ *   te_route   ~ the (local context, peer_nic_path) pair: rail state,
+ *                current endpoint, and the RFC route domain
+ *   te_ep      ~ RdmaEndPoint: num_qp_per_ep RC QPs towards one remote NIC
+ *
+ * Engine steps (executor actors): te_post_step (WorkerPool::performPostSend),
+ * te_poll_step (WorkerPool::performPollCq), te_monitor_step
+ * (WorkerPool::monitorWorker). Hooks are compiled in with
+ * MCC_ENABLE_ADAPTIVE_CC=1 (mcc_hooks.h) and vanish otherwise.
+ */
+#include "te.h"
+
+#include "mcc_hooks.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TE_MAX_CTX 8
+#define TE_MAX_SEG 64
+#define TE_MAX_PEER_DEV 8
+#define TE_SHARDS 8          /* kShardCount */
+#define TE_POLL_COUNT 64     /* kPollCount */
+#define TE_MAX_QP 4
+#define TE_MAX_WORKERS 8
+#define TE_MAX_BUFS 64
+#define TE_RAIL_ERR_THRESHOLD 5                  /* kRailErrorThreshold */
+#define TE_RAIL_ERR_WINDOW_NS 5000000000ull      /* kRailErrorWindowNs */
+#define TE_CTX_FAILURE_THRESHOLD 32              /* kContextFailureThreshold */
+#define TE_BLOCKED_RETRY_NS 200000   /* poster fallback re-check when blocked */
+#define TE_BATCH_MAGIC 0x7465626174636821ull
+
+enum { SL_PENDING = 0, SL_POSTED, SL_SUCCESS, SL_FAILED };
+enum { EP_CONNECTED = 1, EP_DESTROYING = 2 };
+
+struct te_task;
+struct te_ep;
+struct te_ctx;
+
+struct te_slice {
+	struct te_slice *next;
+	struct te_task *task;
+	uint64_t src, dst;
+	uint32_t len;
+	int opcode;
+	int32_t seg;
+	int peer_dev;
+	uint32_t rkey;
+	uint32_t retry_cnt;
+	uint32_t generation;
+	int qp;
+	struct te_ep *ep;
+	uint64_t ts;
+	int status;
+	MCC_FIELD(struct mcc_permit permit; int admitted;)
+};
+
+struct te_batch;
+struct te_task {
+	struct te_batch *batch;
+	uint64_t task_id;
+	uint64_t total_bytes;
+	_Atomic uint64_t transferred;
+	uint32_t slice_count;
+	_Atomic uint32_t success, failed;
+	_Atomic int finished;
+	int submitted;
+	struct te_slice *slices;
+};
+
+struct te_batch {
+	uint64_t magic;
+	te_engine *e;
+	size_t cap, n;
+	struct te_task *tasks;
+};
+
+struct te_rail { /* RailState */
+	uint32_t error_count;
+	uint64_t pause_until_ns, last_error_ns;
+};
+
+struct te_qpslot {
+	mcc_fab_qp *qp;
+	_Atomic uint32_t depth; /* wr_depth_list_[qp] */
+	struct te_slice **fifo; /* posted, in SQ order (posted-slice tracker) */
+	uint32_t cap;
+	_Atomic uint32_t head, tail;
+};
+
+struct te_route;
+struct te_ep {
+	struct te_route *rt;
+	struct te_ctx *ctx;
+	uint32_t gen;
+	_Atomic int state;
+	_Atomic int refs;
+	uint32_t nqp;
+	uint32_t next_qp;
+	struct te_qpslot q[TE_MAX_QP];
+	pthread_mutex_t lock;
+	struct te_ep *next_retired;
+};
+
+struct te_route {
+	struct te_ctx *ctx;
+	int32_t seg;
+	int dev;
+	char path[64]; /* peer_nic_path */
+	struct te_ep *ep;
+	uint32_t gen;  /* last endpoint generation on this route */
+	struct te_rail rail;
+	uint64_t route_id;
+	/* poster-private queue (collective_slice_queue_) */
+	struct te_slice *pq, *pq_tail;
+	int in_active;
+	MCC_FIELD(mcc_route *cc; int cc_owned;)
+};
+
+struct te_worker {
+	struct te_ctx *ctx;
+	int tid;
+	mcc_actor *actor;
+	char name[32];
+	struct te_route **active;
+	uint32_t nactive, capactive;
+	uint32_t seen_redispatch;
+	MCC_FIELD(mcc_lane *lane; int lane_id;)
+};
+
+struct te_ctx {
+	te_engine *e;
+	int idx;
+	mcc_fab_dev *dev;
+	struct mcc_fab_device_attr attr;
+	mcc_fab_cq *cq;
+	uint32_t cq_id;
+	_Atomic int active;
+	_Atomic int cq_error; /* 1: CQ_ERR seen, reclaim pending; 2: reclaimed */
+	_Atomic int fatal;
+	uint64_t recover_at;
+	_Atomic uint32_t cq_outstanding;
+	_Atomic int ctx_failures;
+	_Atomic uint32_t redispatch_counter;
+	_Atomic uint64_t stall_until, last_poll_ns;
+	pthread_mutex_t shard_mu[TE_SHARDS];
+	struct te_slice *shard_h[TE_SHARDS], *shard_t[TE_SHARDS];
+	pthread_mutex_t rt_mu; /* routes, endpoints, retired list, rail state */
+	struct te_route *routes[TE_MAX_SEG][TE_MAX_PEER_DEV];
+	struct te_ep *retired;
+	struct te_worker workers[TE_MAX_WORKERS];
+	uint32_t nworkers;
+	mcc_actor *monitor;
+	char mon_name[32];
+	MCC_FIELD(mcc_device *ccdev; mcc_lane *mon_lane; int mon_lane_id;)
+};
+
+struct te_buf {
+	void *addr;
+	size_t len;
+	struct mcc_fab_mr mr[TE_MAX_CTX];
+};
+
+struct te_counters {
+	_Atomic uint64_t slices_posted, slices_completed, slices_failed, slices_retried;
+	_Atomic uint64_t wc_errors, flushes, post_rejects, defers, avoids, admits;
+	_Atomic uint64_t endpoints_created, endpoints_deleted, rail_pauses, handoffs, rebinds;
+	_Atomic uint64_t async_events, reclaimed, cpu_virtual_ns;
+	_Atomic int64_t permits_live;
+};
+
+struct te_engine {
+	struct te_config cfg;
+	struct mcc_host_env env;
+	const struct mcc_fab_ops *fo;
+	struct te_ctx ctx[TE_MAX_CTX];
+	uint32_t nctx;
+	pthread_mutex_t mr_mu;
+	struct te_buf bufs[TE_MAX_BUFS];
+	uint32_t nbufs;
+	pthread_mutex_t seg_mu;
+	struct mcc_seg_desc segs[TE_MAX_SEG];
+	uint8_t seg_valid[TE_MAX_SEG];
+	_Atomic uint32_t rr;
+	void (*notify)(void *, uint64_t, uint64_t);
+	void *notify_arg;
+	struct te_counters c;
+	MCC_FIELD(mcc_instance *inst; const struct mcc_policy_v1 *ops; void *cc; pthread_mutex_t cc_mu;
+	          uint64_t epoch_ns;)
+};
+
+#define CNT_ADD(e, f, v) atomic_fetch_add_explicit(&(e)->c.f, (v), memory_order_relaxed)
+
+/* ------------------------------------------------------------------ config */
+
+void te_config_defaults(struct te_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->workers_per_ctx = 2;
+	c->slice_size = 65536;
+	c->max_wr = 256;
+	c->num_qp_per_ep = 2;
+	c->max_cqe = 4096;
+	c->retry_cnt = 9;
+	c->ib_timeout = 14;
+	c->ib_retry_cnt = 7;
+	c->ib_rnr_retry = 7;
+	c->ib_min_rnr_timer = 12;
+	c->rail_pause_s = 30;
+	c->ctx_recovery_delay_ns = 30000000000ull;
+	c->monitor_period_us = 1000;
+}
+
+static uint64_t now_of(te_engine *e)
+{
+	return mcc_exec_now(e->env.ex);
+}
+
+/* ------------------------------------------------------------ task status */
+
+static void task_settle(te_engine *e, struct te_slice *s, int ok)
+{
+	struct te_task *t = s->task;
+	s->status = ok ? SL_SUCCESS : SL_FAILED;
+	uint32_t done;
+	if (ok) { /* Slice::markSuccess */
+		atomic_fetch_add(&t->transferred, s->len);
+		done = atomic_fetch_add(&t->success, 1) + 1 + atomic_load(&t->failed);
+		CNT_ADD(e, slices_completed, 1);
+	} else { /* Slice::markFailed */
+		done = atomic_fetch_add(&t->failed, 1) + 1 + atomic_load(&t->success);
+		CNT_ADD(e, slices_failed, 1);
+	}
+	if (done == t->slice_count) {
+		atomic_store(&t->finished, 1);
+		if (e->notify)
+			e->notify(e->notify_arg, (uint64_t)(uintptr_t)t->batch, t->task_id);
+	}
+}
+
+/* --------------------------------------------------------- policy helpers */
+
+#if MCC_CC_COMPILED_IN
+static void cc_signal(te_engine *e, uint32_t kind, struct te_ctx *ctx, struct te_route *rt,
+                      const struct te_slice *s, uint32_t gen, int32_t err, uint64_t v0)
+{
+	struct mcc_signal sig;
+	memset(&sig, 0, sizeof(sig));
+	sig.struct_size = sizeof(sig);
+	sig.kind = kind;
+	sig.device = ctx ? ctx->ccdev : NULL;
+	sig.route = rt ? rt->cc : NULL;
+	if (s) {
+		sig.task.batch_id = (uint64_t)(uintptr_t)s->task->batch;
+		sig.task.task_id = s->task->task_id;
+		sig.task.attempt = s->retry_cnt;
+	}
+	sig.generation = gen;
+	sig.error = err;
+	sig.value0 = v0;
+	sig.now_ns = now_of(e);
+	e->ops->on_signal(e->cc, &sig);
+}
+
+/* Settle a live permit without a WC. */
+static void cc_release(te_engine *e, mcc_lane *lane, struct te_slice *s, uint32_t reason)
+{
+	if (!s->admitted)
+		return;
+	e->ops->release(lane, &s->permit, s->permit.bytes, reason);
+	s->admitted = 0;
+	atomic_fetch_sub(&e->c.permits_live, 1);
+}
+
+/* The route domain of (ctx, seg, dev): opened when the route is resolved;
+ * adopted by route_rebind on a local-NIC handoff. Called with ctx->rt_mu. */
+static void cc_route_open(te_engine *e, struct te_ctx *ctx, struct te_route *rt)
+{
+	pthread_mutex_lock(&e->cc_mu);
+	/* local-NIC handoff: an inactive context's route to the same peer NIC
+	 * moves here (RFC: "A local-NIC handoff rebinds the route"). */
+	for (uint32_t i = 0; i < e->nctx && !rt->cc; i++) {
+		struct te_ctx *o = &e->ctx[i];
+		if (o == ctx || atomic_load(&o->active))
+			continue;
+		struct te_route *ort = o->routes[rt->seg][rt->dev];
+		if (ort && ort->cc && ort->cc_owned) {
+			/* WorkerPool::tryHandoffToAnotherLocalWorker: same peer path */
+			if (e->ops->route_rebind(e->cc, ort->cc, ctx->ccdev, 1, ctx->cq_id) == 0) {
+				rt->cc = ort->cc;
+				rt->cc_owned = 1;
+				ort->cc_owned = 0;
+				CNT_ADD(e, rebinds, 1);
+			}
+		}
+	}
+	if (!rt->cc) {
+		struct mcc_route_desc d;
+		memset(&d, 0, sizeof(d));
+		d.struct_size = sizeof(d);
+		d.port_num = 1;
+		d.cq_id = ctx->cq_id;
+		d.generation = rt->gen;
+		d.route_id = rt->route_id;
+		d.peer_path = rt->path;
+		d.remote_id = (uint64_t)rt->seg;
+		if (e->ops->route_open(e->cc, ctx->ccdev, &d, &rt->cc) != 0)
+			rt->cc = NULL;
+		rt->cc_owned = rt->cc != NULL;
+	}
+	pthread_mutex_unlock(&e->cc_mu);
+}
+#endif
+
+/* ------------------------------------------------------------- segments */
+
+static int seg_get(te_engine *e, int32_t seg, struct mcc_seg_desc *out, int refresh)
+{
+	if (seg < 0 || seg >= TE_MAX_SEG)
+		return -EINVAL;
+	pthread_mutex_lock(&e->seg_mu);
+	int rc = 0;
+	if (!e->seg_valid[seg] || refresh) {
+		rc = e->env.get_segment(e->env.seg_arg, (uint32_t)seg, &e->segs[seg]);
+		e->seg_valid[seg] = rc == 0;
+	}
+	if (rc == 0)
+		*out = e->segs[seg];
+	pthread_mutex_unlock(&e->seg_mu);
+	return rc;
+}
+
+static uint32_t lkey_of(te_engine *e, int ctx, uint64_t addr, uint32_t len)
+{
+	uint32_t k = 0;
+	pthread_mutex_lock(&e->mr_mu);
+	for (uint32_t i = 0; i < e->nbufs; i++) {
+		struct te_buf *b = &e->bufs[i];
+		if (addr >= (uintptr_t)b->addr && addr + len <= (uintptr_t)b->addr + b->len) {
+			k = b->mr[ctx].lkey;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&e->mr_mu);
+	return k;
+}
+
+/* ------------------------------------------------------------ rail state */
+
+/* WorkerPool::isRailAvailable (rt_mu held) */
+static int rail_available(struct te_route *rt, uint64_t now)
+{
+	if (rt->rail.pause_until_ns && now >= rt->rail.pause_until_ns) {
+		rt->rail.pause_until_ns = 0; /* auto-recovery: no probe, full traffic */
+		rt->rail.error_count = 0;
+	}
+	return rt->rail.pause_until_ns == 0;
+}
+
+/* WorkerPool::markRailFailed (rt_mu held) */
+static void rail_mark_failed(te_engine *e, struct te_route *rt, uint64_t now, int immediate)
+{
+	if (now - rt->rail.last_error_ns > TE_RAIL_ERR_WINDOW_NS)
+		rt->rail.error_count = 0;
+	rt->rail.last_error_ns = now;
+	if (++rt->rail.error_count >= TE_RAIL_ERR_THRESHOLD || immediate) {
+		if (!rt->rail.pause_until_ns)
+			CNT_ADD(e, rail_pauses, 1);
+		rt->rail.pause_until_ns = now + (uint64_t)e->cfg.rail_pause_s * 1000000000ull;
+	}
+}
+
+static struct te_route *route_get(te_engine *e, struct te_ctx *ctx, int32_t seg, int dev, int create)
+{
+	struct te_route *rt = ctx->routes[seg][dev];
+	if (rt || !create)
+		return rt;
+	rt = calloc(1, sizeof(*rt));
+	if (!rt)
+		return NULL;
+	rt->ctx = ctx;
+	rt->seg = seg;
+	rt->dev = dev;
+	/* MakeNicPath: "<peer server name>@<peer nic name>" */
+	snprintf(rt->path, sizeof(rt->path), "node%d:12345@mlx5_%d", seg, dev);
+	rt->route_id = ((uint64_t)ctx->idx << 32) | ((uint64_t)seg << 8) | (uint64_t)dev;
+	ctx->routes[seg][dev] = rt;
+	MCC_HOOK(cc_route_open(e, ctx, rt);) /* endpoint to a remote NIC resolved */
+	MCC_NOCC((void)e;)
+	return rt;
+}
+
+/* A peer device on `ctx` (WorkerPool::selectPeerDevice + the paused-rail
+ * scan of submitPostSend): preferred = same rail as the local NIC, rotated by
+ * the retry count; paused rails skipped; `avoid_dev` excluded. -1: none. */
+static int select_peer_dev(te_engine *e, struct te_ctx *ctx, int32_t seg, uint32_t ndev,
+                           uint32_t retry, int avoid_dev)
+{
+	uint64_t now = now_of(e);
+	int best = -1;
+	pthread_mutex_lock(&ctx->rt_mu);
+	for (uint32_t k = 0; k < ndev && best < 0; k++) {
+		int dev = (int)(((uint32_t)ctx->idx + retry + k) % ndev);
+		if (dev == avoid_dev)
+			continue;
+		struct te_route *r = ctx->routes[seg][dev];
+		if (!r || rail_available(r, now))
+			best = dev;
+	}
+	pthread_mutex_unlock(&ctx->rt_mu);
+	return best;
+}
+
+static struct te_ctx *pick_active_ctx(te_engine *e, uint32_t start)
+{
+	for (uint32_t k = 0; k < e->nctx; k++) {
+		struct te_ctx *c = &e->ctx[(start + k) % e->nctx];
+		if (atomic_load(&c->active))
+			return c;
+	}
+	return NULL;
+}
+
+static void wake_posters(struct te_ctx *ctx, uint64_t at)
+{
+	for (uint32_t w = 1; w < ctx->nworkers; w++)
+		mcc_exec_wake(ctx->workers[w].actor, at);
+	if (ctx->nworkers == 1)
+		mcc_exec_wake(ctx->workers[0].actor, at);
+}
+
+static int shard_of(const struct te_slice *s)
+{
+	return (int)(((uint32_t)s->seg * 10007u + (uint32_t)s->peer_dev) % TE_SHARDS);
+}
+
+/* Put a prepared slice into ctx's shard queue (submitPreparedPostSend). */
+static void enqueue_slice(te_engine *e, struct te_ctx *ctx, struct te_slice *s)
+{
+	int sh = shard_of(s);
+	s->next = NULL;
+	s->status = SL_PENDING;
+	pthread_mutex_lock(&ctx->shard_mu[sh]);
+	if (ctx->shard_t[sh])
+		ctx->shard_t[sh]->next = s;
+	else
+		ctx->shard_h[sh] = s;
+	ctx->shard_t[sh] = s;
+	pthread_mutex_unlock(&ctx->shard_mu[sh]);
+	wake_posters(ctx, now_of(e));
+}
+
+/* Route a slice to (ctx, peer device) with fresh keys, or fail it.
+ * Used by submit, redispatch and handoff. */
+static void dispatch_slice(te_engine *e, struct te_ctx *ctx, struct te_slice *s, int avoid_dev,
+                           int refresh)
+{
+	struct mcc_seg_desc sd;
+	if (!ctx || seg_get(e, s->seg, &sd, refresh) != 0) {
+		task_settle(e, s, 0);
+		return;
+	}
+	int dev = select_peer_dev(e, ctx, s->seg, sd.ndev, s->retry_cnt, avoid_dev);
+	if (dev < 0 && avoid_dev >= 0)
+		dev = avoid_dev; /* no alternative: stay on the path */
+	if (dev < 0) { /* all rails paused: markFailed ("all rails failed") */
+		task_settle(e, s, 0);
+		return;
+	}
+	s->peer_dev = dev;
+	s->rkey = sd.rkey[dev];
+	enqueue_slice(e, ctx, s);
+}
+
+/* WorkerPool::redispatch: retry with remote re-selection if the budget
+ * allows (shouldRetrySlice), on this context or, when inactive, handed off
+ * to another local context keeping the peer path. */
+static void retry_slice(te_engine *e, struct te_ctx *ctx, struct te_slice *s, int refresh)
+{
+	if (++s->retry_cnt >= e->cfg.retry_cnt) {
+		task_settle(e, s, 0);
+		return;
+	}
+	CNT_ADD(e, slices_retried, 1);
+	if (!atomic_load(&ctx->active)) {
+		/* tryHandoffToAnotherLocalWorker */
+		struct te_ctx *o = pick_active_ctx(e, s->retry_cnt);
+		CNT_ADD(e, handoffs, 1);
+		if (!o) {
+			task_settle(e, s, 0);
+			return;
+		}
+		struct mcc_seg_desc sd;
+		if (seg_get(e, s->seg, &sd, refresh) != 0) {
+			task_settle(e, s, 0);
+			return;
+		}
+		s->rkey = sd.rkey[s->peer_dev];
+		enqueue_slice(e, o, s);
+		return;
+	}
+	dispatch_slice(e, ctx, s, -1, refresh);
+}
+
+/* ------------------------------------------------------------- endpoints */
+
+static void ep_free(te_engine *e, struct te_ep *ep)
+{
+	for (uint32_t i = 0; i < ep->nqp; i++) {
+		if (ep->q[i].qp)
+			e->fo->destroy_qp(ep->q[i].qp);
+		free(ep->q[i].fifo);
+	}
+	pthread_mutex_destroy(&ep->lock);
+	free(ep);
+}
+
+/* RdmaEndPoint construct + setupConnectionsByActive (rt_mu held). */
+static struct te_ep *ep_create(te_engine *e, struct te_ctx *ctx, struct te_route *rt)
+{
+	struct mcc_seg_desc sd;
+	if (seg_get(e, rt->seg, &sd, 0) != 0)
+		return NULL;
+	struct te_ep *ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return NULL;
+	pthread_mutex_init(&ep->lock, NULL);
+	ep->rt = rt;
+	ep->ctx = ctx;
+	ep->gen = ++rt->gen;
+	ep->nqp = e->cfg.num_qp_per_ep > TE_MAX_QP ? TE_MAX_QP : e->cfg.num_qp_per_ep;
+	for (uint32_t i = 0; i < ep->nqp; i++) {
+		struct mcc_fab_qp_attr a = {.port_num = 1, .max_send_wr = e->cfg.max_wr,
+		                            .timeout = e->cfg.ib_timeout, .retry_cnt = e->cfg.ib_retry_cnt,
+		                            .rnr_retry = e->cfg.ib_rnr_retry,
+		                            .min_rnr_timer = e->cfg.ib_min_rnr_timer, .generation = ep->gen};
+		struct mcc_fab_addr ra = {sd.node, (uint32_t)rt->dev, 1, 0};
+		ep->q[i].cap = e->cfg.max_wr + 1;
+		ep->q[i].fifo = calloc(ep->q[i].cap, sizeof(*ep->q[i].fifo));
+		ep->q[i].qp = e->fo->create_qp(ctx->dev, ctx->cq, &a, ep);
+		if (!ep->q[i].fifo || !ep->q[i].qp || e->fo->connect_qp(ep->q[i].qp, &ra) != 0) {
+			ep_free(e, ep);
+			return NULL;
+		}
+	}
+	atomic_store(&ep->state, EP_CONNECTED);
+	CNT_ADD(e, endpoints_created, 1);
+	/* rebuilt with a new generation: tell the policy */
+	MCC_HOOK(if (ep->gen > 1) cc_signal(e, MCC_SIG_ENDPOINT_REBUILT, ctx, rt, NULL, ep->gen, 0, 0);)
+	return ep;
+}
+
+/* deleteEndpoint: beginDestroy (QPs -> ERR, WRs flush to the CQ); the
+ * monitor finishes the destroy when every QP depth is back to 0. */
+static void ep_delete(te_engine *e, struct te_ep *ep)
+{
+	struct te_ctx *ctx = ep->ctx;
+	pthread_mutex_lock(&ctx->rt_mu);
+	if (atomic_load(&ep->state) != EP_CONNECTED) {
+		pthread_mutex_unlock(&ctx->rt_mu);
+		return;
+	}
+	atomic_store(&ep->state, EP_DESTROYING);
+	if (ep->rt->ep == ep)
+		ep->rt->ep = NULL;
+	ep->next_retired = ctx->retired;
+	ctx->retired = ep;
+	pthread_mutex_unlock(&ctx->rt_mu);
+	pthread_mutex_lock(&ep->lock);
+	for (uint32_t i = 0; i < ep->nqp; i++)
+		e->fo->reset_qp(ep->q[i].qp);
+	pthread_mutex_unlock(&ep->lock);
+	CNT_ADD(e, endpoints_deleted, 1);
+}
+
+static void ctx_disconnect_all(te_engine *e, struct te_ctx *ctx)
+{
+	for (;;) {
+		struct te_ep *victim = NULL;
+		pthread_mutex_lock(&ctx->rt_mu);
+		for (int s = 0; s < TE_MAX_SEG && !victim; s++)
+			for (int d = 0; d < TE_MAX_PEER_DEV && !victim; d++)
+				if (ctx->routes[s][d] && ctx->routes[s][d]->ep)
+					victim = ctx->routes[s][d]->ep;
+		pthread_mutex_unlock(&ctx->rt_mu);
+		if (!victim)
+			return;
+		ep_delete(e, victim);
+	}
+}
+
+/* ------------------------------------------------------------- post path */
+
+static void active_add(struct te_worker *w, struct te_route *rt)
+{
+	if (rt->in_active)
+		return;
+	if (w->nactive == w->capactive) {
+		uint32_t cap = w->capactive ? w->capactive * 2 : 16;
+		struct te_route **a = realloc(w->active, cap * sizeof(*a));
+		if (!a)
+			abort();
+		w->active = a;
+		w->capactive = cap;
+	}
+	w->active[w->nactive++] = rt;
+	rt->in_active = 1;
+}
+
+static struct te_slice *pq_pop(struct te_route *rt)
+{
+	struct te_slice *s = rt->pq;
+	if (s) {
+		rt->pq = s->next;
+		if (!rt->pq)
+			rt->pq_tail = NULL;
+		s->next = NULL;
+	}
+	return s;
+}
+
+static void pq_push(struct te_route *rt, struct te_slice *s)
+{
+	s->next = NULL;
+	if (rt->pq_tail)
+		rt->pq_tail->next = s;
+	else
+		rt->pq = s;
+	rt->pq_tail = s;
+}
+
+/* Hand everything this poster holds to other contexts (the context went
+ * inactive: performPostSend redispatches with handoff_to_local_worker). */
+static void post_handoff_all(te_engine *e, struct te_worker *w)
+{
+	for (uint32_t i = 0; i < w->nactive; i++) {
+		struct te_route *rt = w->active[i];
+		struct te_slice *s;
+		while ((s = pq_pop(rt)))
+			retry_slice(e, w->ctx, s, 0);
+		rt->in_active = 0;
+	}
+	w->nactive = 0;
+}
+
+/* RdmaEndPoint::submitPostSend for one peer_nic_path group. Returns the
+ * number of WRs posted; *blocked set when slices stay queued. */
+static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *rt, int *blocked)
+{
+	struct te_ctx *ctx = w->ctx;
+	uint64_t now = now_of(e);
+	uint32_t posted = 0;
+
+	pthread_mutex_lock(&ctx->rt_mu);
+	int avail = rail_available(rt, now);
+	struct te_ep *ep = NULL;
+	if (avail) {
+		if (!rt->ep)
+			rt->ep = ep_create(e, ctx, rt);
+		ep = rt->ep;
+		if (ep)
+			atomic_fetch_add(&ep->refs, 1);
+	}
+	pthread_mutex_unlock(&ctx->rt_mu);
+	if (!avail) { /* paused rail: whole group to failed_slice_list -> redispatch */
+		struct te_slice *s;
+		while ((s = pq_pop(rt)))
+			retry_slice(e, ctx, s, 0);
+		return 0;
+	}
+	if (!ep) { /* connect failed: pause if the peer has another rail */
+		pthread_mutex_lock(&ctx->rt_mu);
+		rail_mark_failed(e, rt, now, 1);
+		pthread_mutex_unlock(&ctx->rt_mu);
+		struct te_slice *s;
+		while ((s = pq_pop(rt)))
+			retry_slice(e, ctx, s, 0);
+		return 0;
+	}
+
+	pthread_mutex_lock(&ep->lock);
+	while (rt->pq) {
+		struct te_slice *s = rt->pq;
+		if (atomic_load(&ep->state) != EP_CONNECTED)
+			break;
+		/* static limits: CQ budget and per-QP depth (max_wr) */
+		if (atomic_load(&ctx->cq_outstanding) >= e->cfg.max_cqe) {
+			*blocked = 1;
+			break;
+		}
+		int qp = -1;
+		for (uint32_t k = 0; k < ep->nqp; k++) {
+			uint32_t i = (ep->next_qp + k) % ep->nqp;
+			if (atomic_load(&ep->q[i].depth) < e->cfg.max_wr) {
+				qp = (int)i;
+				break;
+			}
+		}
+		if (qp < 0) {
+			*blocked = 1;
+			break;
+		}
+#if MCC_CC_COMPILED_IN
+		/* RdmaEndPoint::submitPostSend: admission immediately before
+		 * ibv_post_send, on the resolved (device, route), full slice. */
+		if (rt->cc) {
+			struct mcc_task_ref tr = {(uint64_t)(uintptr_t)s->task->batch, s->task->task_id,
+			                          s->retry_cnt, 0};
+			int d = e->ops->try_acquire(w->lane, rt->cc, s->len, ep->gen, &tr, &s->permit);
+			if (d == MCC_DEFER) { /* leave it in its transport queue */
+				CNT_ADD(e, defers, 1);
+				*blocked = 1;
+				break;
+			}
+			if (d == MCC_AVOID) { /* existing redispatch, no rail penalty */
+				CNT_ADD(e, avoids, 1);
+				pq_pop(rt);
+				pthread_mutex_unlock(&ep->lock);
+				struct mcc_seg_desc sd;
+				int alt = -1;
+				if (seg_get(e, s->seg, &sd, 0) == 0)
+					alt = select_peer_dev(e, ctx, s->seg, sd.ndev, s->retry_cnt, rt->dev);
+				if (alt >= 0 && alt != rt->dev) {
+					s->retry_cnt++;
+					s->peer_dev = alt;
+					s->rkey = sd.rkey[alt];
+					enqueue_slice(e, ctx, s);
+				} else { /* no alternate rail: the slice waits on this path */
+					cc_signal(e, MCC_SIG_NO_USABLE_PATH, ctx, rt, s, ep->gen, 0, 0);
+					pq_push(rt, s);
+					pthread_mutex_lock(&ep->lock);
+					*blocked = 1;
+					break;
+				}
+				pthread_mutex_lock(&ep->lock);
+				continue;
+			}
+			if (d == MCC_ADMIT) {
+				s->admitted = 1;
+				atomic_fetch_add(&e->c.permits_live, 1);
+				CNT_ADD(e, admits, 1);
+			}
+		}
+#endif
+		struct mcc_fab_send_wr wr = {0}, *bad = NULL;
+		wr.wr_id = (uint64_t)(uintptr_t)s;
+		wr.opcode = s->opcode == TE_OPCODE_READ ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
+		wr.local_addr = s->src;
+		wr.length = s->len;
+		wr.lkey = lkey_of(e, ctx->idx, s->src, s->len);
+		wr.remote_addr = s->dst;
+		wr.rkey = s->rkey;
+		s->ts = now;
+		s->status = SL_POSTED;
+		s->ep = ep;
+		s->qp = qp;
+		s->generation = ep->gen;
+		struct te_qpslot *q = &ep->q[qp];
+		uint32_t tail = atomic_load(&q->tail);
+		q->fifo[tail % q->cap] = s;
+		atomic_store(&q->tail, tail + 1);
+		atomic_fetch_add(&q->depth, 1);
+		atomic_fetch_add(&ctx->cq_outstanding, 1);
+		int rc = e->fo->post_send(q->qp, &wr, &bad);
+		if (rc) { /* bad_wr: roll back counters, back to the failed list */
+			atomic_store(&q->tail, tail);
+			atomic_fetch_sub(&q->depth, 1);
+			atomic_fetch_sub(&ctx->cq_outstanding, 1);
+			s->status = SL_PENDING;
+			s->ep = NULL;
+			pq_pop(rt);
+			CNT_ADD(e, post_rejects, 1);
+			MCC_HOOK(cc_release(e, w->lane, s, rc == ENOMEM ? MCC_REL_NOT_POSTED : MCC_REL_POST_REJECTED);
+			         cc_signal(e, MCC_SIG_POST_REJECTED, ctx, rt, s, ep->gen, rc, 0);)
+			pthread_mutex_unlock(&ep->lock);
+			retry_slice(e, ctx, s, 0);
+			pthread_mutex_lock(&ep->lock);
+			continue;
+		}
+		ep->next_qp = (uint32_t)(qp + 1) % ep->nqp;
+		pq_pop(rt);
+		posted++;
+	}
+	int dead = atomic_load(&ep->state) != EP_CONNECTED;
+	pthread_mutex_unlock(&ep->lock);
+	atomic_fetch_sub(&ep->refs, 1);
+	if (dead && rt->pq) /* endpoint replaced under us: resolve again next pass */
+		*blocked = 1;
+	CNT_ADD(e, slices_posted, posted);
+	return posted;
+}
+
+/* WorkerPool::performPostSend: one pass of a posting worker. */
+static uint64_t te_post_step(void *arg, uint64_t now)
+{
+	struct te_worker *w = arg;
+	struct te_ctx *ctx = w->ctx;
+	te_engine *e = ctx->e;
+	uint32_t posters = ctx->nworkers > 1 ? ctx->nworkers - 1 : 1;
+	uint32_t ptid = ctx->nworkers > 1 ? (uint32_t)w->tid - 1 : 0;
+	uint64_t cost = MCC_HOST_COST_PASS_NS;
+
+	/* drain owned shards into private per-path queues */
+	for (uint32_t sh = ptid; sh < TE_SHARDS; sh += posters) {
+		pthread_mutex_lock(&ctx->shard_mu[sh]);
+		struct te_slice *s = ctx->shard_h[sh];
+		ctx->shard_h[sh] = ctx->shard_t[sh] = NULL;
+		pthread_mutex_unlock(&ctx->shard_mu[sh]);
+		while (s) {
+			struct te_slice *n = s->next;
+			pthread_mutex_lock(&ctx->rt_mu);
+			struct te_route *rt = route_get(e, ctx, s->seg, s->peer_dev, 1);
+			pthread_mutex_unlock(&ctx->rt_mu);
+			if (!rt)
+				task_settle(e, s, 0);
+			else {
+				pq_push(rt, s);
+				active_add(w, rt);
+			}
+			s = n;
+		}
+	}
+	if (!atomic_load(&ctx->active)) {
+		post_handoff_all(e, w);
+		return MCC_EXEC_PARK;
+	}
+	/* a poller saw rail failures: queued groups re-route (redispatch_counter_) */
+	uint32_t rc = atomic_load(&ctx->redispatch_counter);
+	int reroute = rc != w->seen_redispatch;
+	w->seen_redispatch = rc;
+
+	int blocked = 0;
+	uint32_t posted = 0;
+	for (uint32_t i = 0; i < w->nactive;) {
+		struct te_route *rt = w->active[i];
+		if (reroute && rt->pq) {
+			pthread_mutex_lock(&ctx->rt_mu);
+			int avail = rail_available(rt, now);
+			pthread_mutex_unlock(&ctx->rt_mu);
+			if (!avail) {
+				struct te_slice *s;
+				while ((s = pq_pop(rt)))
+					dispatch_slice(e, ctx, s, rt->dev, 0);
+			}
+		}
+		if (rt->pq)
+			posted += post_group(e, w, rt, &blocked);
+		if (!rt->pq) {
+			rt->in_active = 0;
+			w->active[i] = w->active[--w->nactive];
+			continue;
+		}
+		i++;
+	}
+	cost += (uint64_t)posted * MCC_HOST_COST_WR_NS;
+	CNT_ADD(e, cpu_virtual_ns, cost);
+	if (w->nactive)
+		return now + (blocked ? TE_BLOCKED_RETRY_NS : cost);
+	return MCC_EXEC_PARK;
+}
+
+/* ------------------------------------------------------------- poll path */
+
+static int is_local_wc_failure(int st)
+{
+	/* WorkerPool::isLocalWcFailure */
+	return st == IBV_WC_LOC_LEN_ERR || st == IBV_WC_LOC_QP_OP_ERR || st == IBV_WC_LOC_PROT_ERR ||
+	       st == IBV_WC_MW_BIND_ERR || st == IBV_WC_LOC_ACCESS_ERR || st == IBV_WC_LOC_EEC_OP_ERR ||
+	       st == IBV_WC_LOC_RDD_VIOL_ERR;
+}
+
+static int peer_has_alternative(te_engine *e, struct te_ctx *ctx, int32_t seg, int dev)
+{
+	struct mcc_seg_desc sd;
+	if (seg_get(e, seg, &sd, 0) != 0)
+		return 0;
+	return select_peer_dev(e, ctx, seg, sd.ndev, 0, dev) >= 0;
+}
+
+/* The CQ went to error: no WC will ever come for what is posted on it.
+ * Reclaim every posted slice (release RECLAIMED: the owner of teardown is
+ * this poller) and retry it elsewhere. */
+static void reclaim_cq(te_engine *e, struct te_worker *w)
+{
+	struct te_ctx *ctx = w->ctx;
+	struct te_ep *eps[512];
+	uint32_t n = 0;
+	pthread_mutex_lock(&ctx->rt_mu);
+	for (struct te_ep *ep = ctx->retired; ep && n < 512; ep = ep->next_retired)
+		eps[n++] = ep;
+	pthread_mutex_unlock(&ctx->rt_mu);
+	for (uint32_t i = 0; i < n; i++) {
+		struct te_ep *ep = eps[i];
+		pthread_mutex_lock(&ep->lock);
+		for (uint32_t k = 0; k < ep->nqp; k++) {
+			struct te_qpslot *q = &ep->q[k];
+			while (atomic_load(&q->head) != atomic_load(&q->tail)) {
+				uint32_t h = atomic_load(&q->head);
+				struct te_slice *s = q->fifo[h % q->cap];
+				atomic_store(&q->head, h + 1);
+				atomic_fetch_sub(&q->depth, 1);
+				atomic_fetch_sub(&ctx->cq_outstanding, 1);
+				CNT_ADD(e, reclaimed, 1);
+				MCC_HOOK(cc_release(e, w->lane, s, MCC_REL_RECLAIMED);)
+				s->ep = NULL;
+				retry_slice(e, ctx, s, 0);
+			}
+		}
+		MCC_HOOK(cc_signal(e, MCC_SIG_ENDPOINT_RECLAIMED, ctx, ep->rt, NULL, ep->gen, 0, 0);)
+		pthread_mutex_unlock(&ep->lock);
+	}
+}
+
+/* WorkerPool::performPollCq: one pass of worker 0. */
+static uint64_t te_poll_step(void *arg, uint64_t now)
+{
+	struct te_worker *w = arg;
+	struct te_ctx *ctx = w->ctx;
+	te_engine *e = ctx->e;
+	struct mcc_fab_wc wc[TE_POLL_COUNT];
+
+	uint64_t stall = atomic_load(&ctx->stall_until);
+	if (stall > now) /* injected poller stall (CPU scheduling, unconsumed CQ) */
+		return stall;
+	int n = e->fo->poll_cq(ctx->cq, TE_POLL_COUNT, wc);
+	if (n < 0)
+		n = 0;
+	int failed_paths = 0;
+	for (int i = 0; i < n; i++) {
+		struct te_slice *s = (struct te_slice *)(uintptr_t)wc[i].wr_id;
+		struct te_ep *ep = s->ep;
+		struct te_qpslot *q = &ep->q[s->qp];
+		/* per-QP depth and CQ outstanding go back; pop the in-order FIFO */
+		atomic_store(&q->head, atomic_load(&q->head) + 1);
+		atomic_fetch_sub(&q->depth, 1);
+		atomic_fetch_sub(&ctx->cq_outstanding, 1);
+		s->ep = NULL;
+#if MCC_CC_COMPILED_IN
+		/* WorkerPool::performPollCq: ibv_poll_cq returned this WC */
+		if (s->admitted) {
+			struct mcc_completion c;
+			memset(&c, 0, sizeof(c));
+			c.struct_size = sizeof(c);
+			c.wc_status = wc[i].status;
+			c.vendor_err = wc[i].vendor_err;
+			c.generation = s->generation;
+			c.bytes = s->permit.bytes;
+			c.post_ns = s->ts;
+			c.complete_ns = now;
+			c.qp_num = wc[i].qp_num;
+			c.opcode = (uint32_t)wc[i].opcode;
+			e->ops->on_completion(w->lane, &s->permit, &c);
+			s->admitted = 0;
+			atomic_fetch_sub(&e->c.permits_live, 1);
+		}
+#endif
+		int st = wc[i].status;
+		if (st == IBV_WC_SUCCESS) {
+			atomic_store(&ctx->ctx_failures, 0); /* markContextSuccess */
+			task_settle(e, s, 1);
+			continue;
+		}
+		struct te_route *rt = ep->rt;
+		if (st == IBV_WC_WR_FLUSH_ERR) { /* teardown noise: no rail penalty */
+			CNT_ADD(e, flushes, 1);
+			retry_slice(e, ctx, s, 0);
+			continue;
+		}
+		CNT_ADD(e, wc_errors, 1);
+		if (is_local_wc_failure(st)) {
+			/* one rail error per path per pass; handleLocalFailure; retry
+			 * handed to another local RNIC keeping the peer rail */
+			pthread_mutex_lock(&ctx->rt_mu);
+			rail_mark_failed(e, rt, now, 0);
+			pthread_mutex_unlock(&ctx->rt_mu);
+			if (atomic_fetch_add(&ctx->ctx_failures, 1) + 1 >= TE_CTX_FAILURE_THRESHOLD)
+				atomic_store(&ctx->active, 0);
+			ep_delete(e, ep);
+			retry_slice(e, ctx, s, 0);
+			continue;
+		}
+		/* RETRY_EXC, RNR_RETRY_EXC, REM_*, GENERAL, ...: rail failure */
+		int alt = peer_has_alternative(e, ctx, rt->seg, rt->dev);
+		pthread_mutex_lock(&ctx->rt_mu);
+		rail_mark_failed(e, rt, now, alt);
+		pthread_mutex_unlock(&ctx->rt_mu);
+		if (alt)
+			failed_paths++;
+		ep_delete(e, ep);
+		int refresh = st == IBV_WC_REM_ACCESS_ERR || st == IBV_WC_REM_INV_REQ_ERR ||
+		              st == IBV_WC_REM_OP_ERR;
+		MCC_HOOK(if (refresh) cc_signal(e, MCC_SIG_METADATA_STALE, ctx, rt, s, s->generation,
+		                                st, 0);)
+		retry_slice(e, ctx, s, refresh);
+	}
+	if (failed_paths)
+		atomic_fetch_add(&ctx->redispatch_counter, 1);
+	/* poll-interval bookkeeping (last_poll_ts_ns_) and the progress hook */
+	atomic_store(&ctx->last_poll_ns, now);
+	MCC_HOOK(e->ops->poller_progress(w->lane, ctx->ccdev, (uint32_t)n);)
+	if (atomic_load(&ctx->cq_error) == 1) {
+		reclaim_cq(e, w);
+		atomic_store(&ctx->cq_error, 2);
+	}
+	uint64_t cost = MCC_HOST_COST_PASS_NS + (uint64_t)n * MCC_HOST_COST_WC_NS;
+	CNT_ADD(e, cpu_virtual_ns, cost);
+	if (n > 0) {
+		wake_posters(ctx, now + cost);
+		return now + cost;
+	}
+	/* idle: the CQ notify wakes us; keep a heartbeat while WRs are out */
+	return atomic_load(&ctx->cq_outstanding) ? now + 1000000 : MCC_EXEC_PARK;
+}
+
+/* 1-worker mode: the same thread posts and polls. */
+static uint64_t te_post_poll_step(void *arg, uint64_t now)
+{
+	uint64_t a = te_poll_step(arg, now);
+	uint64_t b = te_post_step(arg, now);
+	return a < b ? a : b;
+}
+
+static void cq_notify(void *arg)
+{
+	struct te_ctx *ctx = arg;
+	mcc_exec_wake(ctx->workers[0].actor, mcc_exec_now(ctx->e->env.ex) + MCC_HOST_POLL_LATENCY_NS);
+}
+
+static void async_notify(void *arg)
+{
+	struct te_ctx *ctx = arg;
+	mcc_exec_wake(ctx->monitor, mcc_exec_now(ctx->e->env.ex) + MCC_HOST_POLL_LATENCY_NS);
+}
+
+/* ---------------------------------------------------------------- monitor */
+
+/* WorkerPool::doProcessContextEvents / handleContextEvent. */
+static void handle_async(te_engine *e, struct te_ctx *ctx, const struct mcc_fab_async_event *ev,
+                         uint64_t now)
+{
+	struct te_ep *ep = ev->qp_context;
+	MCC_FIELD(uint32_t gen = ep ? ep->gen : 0; struct te_route *rt = ep ? ep->rt : NULL;)
+	CNT_ADD(e, async_events, 1);
+	switch (ev->event_type) {
+	case IBV_EVENT_QP_FATAL: /* ack first, then deleteEndpointByPtr */
+		if (ep)
+			ep_delete(e, ep);
+		break;
+	case IBV_EVENT_CQ_ERR:
+	case IBV_EVENT_DEVICE_FATAL:
+	case IBV_EVENT_WQ_FATAL:
+	case IBV_EVENT_PORT_ERR:
+	case IBV_EVENT_LID_CHANGE:
+		if (ev->event_type == IBV_EVENT_DEVICE_FATAL)
+			atomic_store(&ctx->fatal, 1);
+		if (ev->event_type == IBV_EVENT_CQ_ERR) { /* the poller reclaims */
+			atomic_store(&ctx->cq_error, 1);
+			mcc_exec_wake(ctx->workers[0].actor, now);
+		}
+		atomic_store(&ctx->active, 0);
+		ctx->recover_at = 0;
+		ctx_disconnect_all(e, ctx);
+		wake_posters(ctx, now); /* queued slices hand off */
+		break;
+	case IBV_EVENT_PORT_ACTIVE: /* recovery after kContextRecoveryDelayNs */
+		if (!atomic_load(&ctx->fatal))
+			ctx->recover_at = now + e->cfg.ctx_recovery_delay_ns;
+		break;
+	default: /* GID_CHANGE, PATH_MIG_ERR, ...: logged by the engine */
+		break;
+	}
+#if MCC_CC_COMPILED_IN
+	/* WorkerPool::doProcessContextEvents: after the engine's own handling */
+	struct mcc_async_event ae;
+	memset(&ae, 0, sizeof(ae));
+	ae.struct_size = sizeof(ae);
+	ae.event_type = ev->event_type;
+	ae.device = ctx->ccdev;
+	ae.route = rt ? rt->cc : NULL;
+	ae.port_num = ev->port_num;
+	ae.cq_id = ev->cq_id;
+	ae.qp_num = ev->qp_num;
+	ae.generation = gen;
+	ae.now_ns = now;
+	if (ctx->ccdev)
+		e->ops->on_async_event(e->cc, &ae);
+#endif
+}
+
+/* WorkerPool::monitorWorker: one iteration. */
+static uint64_t te_monitor_step(void *arg, uint64_t now)
+{
+	struct te_ctx *ctx = arg;
+	te_engine *e = ctx->e;
+	struct mcc_fab_async_event ev;
+
+	while (e->fo->get_async_event(ctx->dev, &ev) == 0) {
+		e->fo->ack_async_event(&ev);
+		handle_async(e, ctx, &ev, now);
+	}
+	/* re-activate a recovered context */
+	if (!atomic_load(&ctx->active) && ctx->recover_at && now >= ctx->recover_at) {
+		int st = 0;
+		ctx->recover_at = 0;
+		if (e->fo->query_port(ctx->dev, 1, &st) == 0 && st == MCC_FAB_PORT_ACTIVE &&
+		    !atomic_load(&ctx->fatal) && atomic_load(&ctx->cq_error) == 0) {
+			atomic_store(&ctx->ctx_failures, 0);
+			atomic_store(&ctx->active, 1);
+		}
+	}
+	/* finishDestroy of retired endpoints whose QP depths drained */
+	for (;;) {
+		struct te_ep *done = NULL;
+		pthread_mutex_lock(&ctx->rt_mu);
+		for (struct te_ep **pp = &ctx->retired; *pp; pp = &(*pp)->next_retired) {
+			struct te_ep *ep = *pp;
+			int busy = atomic_load(&ep->refs) != 0;
+			for (uint32_t k = 0; k < ep->nqp && !busy; k++)
+				busy = atomic_load(&ep->q[k].depth) != 0;
+			if (!busy) {
+				*pp = ep->next_retired;
+				done = ep;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&ctx->rt_mu);
+		if (!done)
+			break;
+		ep_free(e, done);
+	}
+#if MCC_CC_COMPILED_IN
+	/* control epoch */
+	if (mcc_host_tick_claim(e->inst, now, e->epoch_ns)) {
+		e->ops->tick(e->cc, now);
+		mcc_host_tick_done();
+	}
+#endif
+	CNT_ADD(e, cpu_virtual_ns, MCC_HOST_COST_PASS_NS);
+	return now + (uint64_t)e->cfg.monitor_period_us * 1000u;
+}
+
+/* ------------------------------------------------------------ construction */
+
+#if MCC_CC_COMPILED_IN
+static int cc_setup(te_engine *e)
+{
+	/* worker construction: load the process's policy (always usable) */
+	struct mcc_loader_opts o;
+	memset(&o, 0, sizeof(o));
+	o.struct_size = sizeof(o);
+	o.max_lanes = e->env.cc_max_lanes ? e->env.cc_max_lanes : 4096;
+	o.engine = "te";
+	o.ini_path = e->env.cc_ini_path;
+	o.host_caps = MCC_HOST_CAP_ASYNC_EVENTS | MCC_HOST_CAP_CQ_IDENTITY |
+	              MCC_HOST_CAP_POLLER_PROGRESS | MCC_HOST_CAP_COMPLETION_TS;
+	o.now_ns = mcc_exec_clock;
+	o.clock_arg = e->env.ex;
+	o.log = e->env.log;
+	o.log_arg = e->env.log_arg;
+	o.module_dir = e->env.cc_module_dir;
+	o.ignore_env = e->env.cc_ignore_env;
+	mcc_instance_acquire(&o, &e->inst);
+	if (!e->inst)
+		return -ENOMEM;
+	e->ops = mcc_instance_ops(e->inst);
+	e->cc = mcc_instance_ctx(e->inst);
+	const struct mcc_config *cfg = mcc_instance_config(e->inst);
+	e->epoch_ns = cfg && cfg->policy.epoch_us ? (uint64_t)cfg->policy.epoch_us * 1000u : 1000000u;
+	pthread_mutex_init(&e->cc_mu, NULL);
+	return 0;
+}
+
+static int cc_lane(te_engine *e, uint32_t role, mcc_lane **lane, int *id)
+{
+	*id = mcc_host_lane_id_alloc();
+	struct mcc_lane_desc d = {sizeof(d), (uint32_t)(*id < 0 ? 0 : *id), role, 0};
+	if (*id < 0 || e->ops->lane_open(e->cc, &d, lane) != 0)
+		*lane = NULL;
+	return *lane ? 0 : -ENOSPC;
+}
+#endif
+
+te_engine *te_engine_create(const struct te_config *cfg, const struct mcc_host_env *env)
+{
+	te_engine *e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->cfg = *cfg;
+	e->env = *env;
+	e->fo = env->fab.ops;
+	if (!e->cfg.workers_per_ctx)
+		e->cfg.workers_per_ctx = 2;
+	if (e->cfg.workers_per_ctx > TE_MAX_WORKERS)
+		e->cfg.workers_per_ctx = TE_MAX_WORKERS;
+	if (!e->cfg.monitor_period_us)
+		e->cfg.monitor_period_us = 1000;
+	pthread_mutex_init(&e->mr_mu, NULL);
+	pthread_mutex_init(&e->seg_mu, NULL);
+	MCC_HOOK(if (cc_setup(e) != 0) { free(e); return NULL; })
+
+	int ndev = e->fo->num_devices(env->fab.fab, cfg->node);
+	if (cfg->num_devices && (int)cfg->num_devices < ndev)
+		ndev = (int)cfg->num_devices;
+	if (ndev > TE_MAX_CTX)
+		ndev = TE_MAX_CTX;
+	for (int i = 0; i < ndev; i++) {
+		struct te_ctx *ctx = &e->ctx[e->nctx];
+		ctx->e = e;
+		ctx->idx = (int)e->nctx;
+		ctx->dev = e->fo->open_device(env->fab.fab, cfg->node, (uint32_t)i);
+		if (!ctx->dev)
+			continue;
+		e->fo->query_device(ctx->dev, &ctx->attr);
+		for (int s = 0; s < TE_SHARDS; s++)
+			pthread_mutex_init(&ctx->shard_mu[s], NULL);
+		pthread_mutex_init(&ctx->rt_mu, NULL);
+		ctx->cq = e->fo->create_cq(ctx->dev, e->cfg.max_cqe, ctx, cq_notify, ctx);
+		ctx->cq_id = ctx->cq ? e->fo->cq_id(ctx->cq) : 0;
+		atomic_store(&ctx->active, ctx->cq != NULL);
+		e->fo->set_async_notify(ctx->dev, async_notify, ctx);
+#if MCC_CC_COMPILED_IN
+		/* RdmaContext construct: the device domain */
+		struct mcc_device_desc dd = {sizeof(dd), (uint32_t)ctx->idx, ctx->attr.name,
+		                             ctx->attr.num_ports, 0, ctx->attr.link_rate_bps};
+		if (e->ops->device_open(e->cc, &dd, &ctx->ccdev) != 0)
+			ctx->ccdev = NULL;
+		cc_lane(e, MCC_LANE_MONITOR, &ctx->mon_lane, &ctx->mon_lane_id);
+#endif
+		ctx->nworkers = e->cfg.workers_per_ctx;
+		for (uint32_t w = 0; w < ctx->nworkers; w++) {
+			struct te_worker *wk = &ctx->workers[w];
+			wk->ctx = ctx;
+			wk->tid = (int)w;
+			snprintf(wk->name, sizeof(wk->name), "te%u.c%d.w%u", cfg->node, ctx->idx, w);
+			mcc_actor_fn fn = ctx->nworkers == 1 ? te_post_poll_step
+			                  : w == 0            ? te_poll_step
+			                                      : te_post_step;
+			MCC_HOOK(cc_lane(e, ctx->nworkers == 1 ? MCC_LANE_POST_POLL
+			                    : w == 0           ? MCC_LANE_POLL
+			                                       : MCC_LANE_POST,
+			                 &wk->lane, &wk->lane_id);)
+			wk->actor = mcc_exec_add(env->ex, wk->name, fn, wk, MCC_EXEC_PARK);
+		}
+		snprintf(ctx->mon_name, sizeof(ctx->mon_name), "te%u.c%d.mon", cfg->node, ctx->idx);
+		ctx->monitor = mcc_exec_add(env->ex, ctx->mon_name, te_monitor_step, ctx, 0);
+		e->nctx++;
+	}
+	return e;
+}
+
+static void route_free_all(te_engine *e, struct te_ctx *ctx)
+{
+	for (int s = 0; s < TE_MAX_SEG; s++)
+		for (int d = 0; d < TE_MAX_PEER_DEV; d++) {
+			struct te_route *rt = ctx->routes[s][d];
+			if (!rt)
+				continue;
+			MCC_HOOK(if (rt->cc && rt->cc_owned) e->ops->route_close(e->cc, rt->cc);)
+			MCC_NOCC((void)e;)
+			free(rt);
+		}
+}
+
+void te_engine_destroy(te_engine *e)
+{
+	if (!e)
+		return;
+	for (uint32_t i = 0; i < e->nctx; i++) {
+		struct te_ctx *ctx = &e->ctx[i];
+		/* settle what is still reserved (shutdown = cancellation) */
+		for (int s = 0; s < TE_MAX_SEG; s++)
+			for (int d = 0; d < TE_MAX_PEER_DEV; d++) {
+				struct te_route *rt = ctx->routes[s][d];
+				if (rt && rt->ep) {
+					struct te_ep *ep = rt->ep;
+					rt->ep = NULL;
+					ep->next_retired = ctx->retired;
+					ctx->retired = ep;
+				}
+			}
+		for (struct te_ep *ep = ctx->retired, *n; ep; ep = n) {
+			n = ep->next_retired;
+			for (uint32_t k = 0; k < ep->nqp; k++) {
+				struct te_qpslot *q = &ep->q[k];
+				while (atomic_load(&q->head) != atomic_load(&q->tail)) {
+					uint32_t h = atomic_load(&q->head);
+					struct te_slice *sl = q->fifo[h % q->cap];
+					atomic_store(&q->head, h + 1);
+					MCC_HOOK(cc_release(e, ctx->mon_lane, sl, MCC_REL_RECLAIMED);)
+					(void)sl;
+				}
+			}
+			ep_free(e, ep);
+		}
+		route_free_all(e, ctx);
+	}
+#if MCC_CC_COMPILED_IN
+	for (uint32_t i = 0; i < e->nctx; i++) {
+		struct te_ctx *ctx = &e->ctx[i];
+		for (uint32_t w = 0; w < ctx->nworkers; w++)
+			if (ctx->workers[w].lane) {
+				e->ops->lane_close(e->cc, ctx->workers[w].lane);
+				mcc_host_lane_id_free(ctx->workers[w].lane_id);
+			}
+		if (ctx->mon_lane) {
+			e->ops->lane_close(e->cc, ctx->mon_lane);
+			mcc_host_lane_id_free(ctx->mon_lane_id);
+		}
+		if (ctx->ccdev)
+			e->ops->device_close(e->cc, ctx->ccdev);
+	}
+	mcc_instance_release(e->inst);
+	pthread_mutex_destroy(&e->cc_mu);
+#endif
+	for (uint32_t i = 0; i < e->nctx; i++) {
+		struct te_ctx *ctx = &e->ctx[i];
+		pthread_mutex_lock(&e->mr_mu);
+		for (uint32_t b = 0; b < e->nbufs; b++)
+			if (e->bufs[b].mr[i].dev)
+				e->fo->dereg_mr(&e->bufs[b].mr[i]);
+		pthread_mutex_unlock(&e->mr_mu);
+		if (ctx->cq)
+			e->fo->destroy_cq(ctx->cq);
+		e->fo->close_device(ctx->dev);
+		for (uint32_t w = 0; w < ctx->nworkers; w++)
+			free(ctx->workers[w].active);
+		for (int s = 0; s < TE_SHARDS; s++)
+			pthread_mutex_destroy(&ctx->shard_mu[s]);
+		pthread_mutex_destroy(&ctx->rt_mu);
+	}
+	pthread_mutex_destroy(&e->mr_mu);
+	pthread_mutex_destroy(&e->seg_mu);
+	free(e);
+}
+
+/* ----------------------------------------------------------------- public */
+
+int te_register_memory(te_engine *e, void *addr, size_t len)
+{
+	pthread_mutex_lock(&e->mr_mu);
+	if (e->nbufs == TE_MAX_BUFS) {
+		pthread_mutex_unlock(&e->mr_mu);
+		return -ENOSPC;
+	}
+	struct te_buf *b = &e->bufs[e->nbufs];
+	b->addr = addr;
+	b->len = len;
+	for (uint32_t i = 0; i < e->nctx; i++)
+		if (e->fo->reg_mr(e->ctx[i].dev, addr, len, &b->mr[i]) != 0) {
+			pthread_mutex_unlock(&e->mr_mu);
+			return -EIO;
+		}
+	e->nbufs++;
+	pthread_mutex_unlock(&e->mr_mu);
+	return 0;
+}
+
+static struct te_batch *batch_of(uint64_t id)
+{
+	struct te_batch *b = (struct te_batch *)(uintptr_t)id;
+	return (id && id != TE_INVALID_BATCH && b->magic == TE_BATCH_MAGIC) ? b : NULL;
+}
+
+uint64_t te_allocate_batch(te_engine *e, size_t n)
+{
+	struct te_batch *b = calloc(1, sizeof(*b));
+	if (!b || !(b->tasks = calloc(n ? n : 1, sizeof(*b->tasks)))) {
+		free(b);
+		return TE_INVALID_BATCH;
+	}
+	b->magic = TE_BATCH_MAGIC;
+	b->e = e;
+	b->cap = n;
+	return (uint64_t)(uintptr_t)b;
+}
+
+/* RdmaTransport::submitTransfer + submitTransferTask (caller thread). */
+int te_submit(te_engine *e, uint64_t batch_id, const struct te_request *reqs, size_t n)
+{
+	struct te_batch *b = batch_of(batch_id);
+	if (!b || b->n + n > b->cap)
+		return -EINVAL;
+	uint32_t ss = e->cfg.slice_size;
+	for (size_t r = 0; r < n; r++) {
+		const struct te_request *q = &reqs[r];
+		struct te_task *t = &b->tasks[b->n];
+		struct mcc_seg_desc sd;
+		if (seg_get(e, q->target_id, &sd, 0) != 0 || !q->length ||
+		    q->target_offset + q->length > sd.length)
+			return -EINVAL;
+		t->batch = b;
+		t->task_id = b->n;
+		t->total_bytes = q->length;
+		/* slices of slice_size; a tail <= slice_size/4 merges into the previous */
+		uint32_t cnt = (uint32_t)((q->length + ss - 1) / ss);
+		if (cnt > 1 && q->length - (uint64_t)(cnt - 1) * ss <= ss / 4)
+			cnt--;
+		t->slices = calloc(cnt, sizeof(*t->slices));
+		if (!t->slices)
+			return -ENOMEM;
+		t->slice_count = cnt;
+		b->n++;
+		/* selectDevice: one local context per request (round robin) */
+		struct te_ctx *ctx = pick_active_ctx(e, atomic_fetch_add(&e->rr, 1));
+		for (uint32_t i = 0; i < cnt; i++) {
+			struct te_slice *s = &t->slices[i];
+			uint64_t off = (uint64_t)i * ss;
+			s->task = t;
+			s->src = (uint64_t)(uintptr_t)q->source + off;
+			s->dst = sd.base + q->target_offset + off;
+			s->len = (uint32_t)(i + 1 == cnt ? q->length - off : ss);
+			s->opcode = q->opcode;
+			s->seg = q->target_id;
+			MCC_HOOK(struct mcc_permit pi = MCC_PERMIT_INIT; s->permit = pi;)
+		}
+		t->submitted = 1;
+		for (uint32_t i = 0; i < cnt; i++)
+			dispatch_slice(e, ctx, &t->slices[i], -1, 0);
+	}
+	return 0;
+}
+
+int te_get_transfer_status(te_engine *e, uint64_t batch_id, size_t task_id,
+                           struct te_transfer_status *st)
+{
+	(void)e;
+	struct te_batch *b = batch_of(batch_id);
+	if (!b || task_id >= b->n || !st)
+		return -EINVAL;
+	struct te_task *t = &b->tasks[task_id];
+	uint32_t ok = atomic_load(&t->success), bad = atomic_load(&t->failed);
+	st->transferred_bytes = atomic_load(&t->transferred);
+	if (ok + bad == t->slice_count)
+		st->status = bad ? TE_STATUS_FAILED : TE_STATUS_COMPLETED;
+	else
+		st->status = TE_STATUS_WAITING;
+	return 0;
+}
+
+int te_free_batch(te_engine *e, uint64_t batch_id)
+{
+	struct te_batch *b = batch_of(batch_id);
+	if (!b)
+		return -EINVAL;
+	for (size_t i = 0; i < b->n; i++)
+		if (!atomic_load(&b->tasks[i].finished))
+			return -EBUSY;
+	MCC_HOOK(e->ops->batch_free(e->cc, batch_id);) /* freeBatchID */
+	MCC_NOCC((void)e;)
+	for (size_t i = 0; i < b->n; i++)
+		free(b->tasks[i].slices);
+	free(b->tasks);
+	b->magic = 0;
+	free(b);
+	return 0;
+}
+
+int te_get_task_congestion_detail(te_engine *e, uint64_t batch_id, uint64_t task_id,
+                                  struct mcc_task_detail *detail)
+{
+	struct te_batch *b = batch_of(batch_id);
+	if (!b || task_id >= b->n || !detail || detail->struct_size < 8)
+		return -EINVAL;
+#if MCC_CC_COMPILED_IN
+	struct te_task *t = &b->tasks[task_id];
+	uint32_t facts = 0;
+	if (atomic_load(&t->success))
+		facts |= MCC_TASKQ_SEEN_SUCCESS;
+	if (atomic_load(&t->finished))
+		facts |= MCC_TASKQ_FINISHED;
+	struct mcc_task_ref ref = {batch_id, task_id, 0, 0};
+	int rc = e->ops->task_query(e->cc, &ref, facts, detail);
+	if (rc < 0) {
+		detail->state = MCC_TASK_UNKNOWN;
+		return rc == -ENOENT ? 0 : rc;
+	}
+	detail->state = (uint32_t)rc;
+	return 0;
+#else
+	(void)e;
+	uint32_t sz = detail->struct_size;
+	memset(detail, 0, sz < sizeof(*detail) ? sz : sizeof(*detail));
+	detail->struct_size = sz;
+	detail->state = MCC_TASK_UNKNOWN; /* compiled out: no evidence */
+	return 0;
+#endif
+}
+
+int te_get_task_congestion_state(te_engine *e, uint64_t batch_id, uint64_t task_id, int *state)
+{
+	struct mcc_task_detail d;
+	memset(&d, 0, sizeof(d));
+	d.struct_size = sizeof(d);
+	if (!state)
+		return -EINVAL;
+	int rc = te_get_task_congestion_detail(e, batch_id, task_id, &d);
+	*state = rc == 0 ? (int)d.state : MCC_TASK_UNKNOWN;
+	return rc;
+}
+
+void te_set_task_notify(te_engine *e, void (*fn)(void *, uint64_t, uint64_t), void *arg)
+{
+	e->notify = fn;
+	e->notify_arg = arg;
+}
+
+void te_get_stats(te_engine *e, struct te_stats *o)
+{
+#define LD(f) o->f = atomic_load(&e->c.f)
+	LD(slices_posted);
+	LD(slices_completed);
+	LD(slices_failed);
+	LD(slices_retried);
+	LD(wc_errors);
+	LD(flushes);
+	LD(post_rejects);
+	LD(defers);
+	LD(avoids);
+	LD(admits);
+	LD(endpoints_created);
+	LD(endpoints_deleted);
+	LD(rail_pauses);
+	LD(handoffs);
+	LD(rebinds);
+	LD(async_events);
+	LD(reclaimed);
+	LD(permits_live);
+	LD(cpu_virtual_ns);
+#undef LD
+}
+
+uint32_t te_num_contexts(const te_engine *e)
+{
+	return e->nctx;
+}
+
+void te_inject_poller_stall(te_engine *e, uint32_t ctx, uint64_t dur)
+{
+	if (ctx < e->nctx)
+		atomic_store(&e->ctx[ctx].stall_until, now_of(e) + dur);
+}
+
+int te_domain_stats(te_engine *e, uint32_t ctx, int seg, int dev, struct mcc_domain_stats *out)
+{
+#if MCC_CC_COMPILED_IN
+	if (ctx >= e->nctx)
+		return -ENOENT;
+	struct te_ctx *c = &e->ctx[ctx];
+	if (seg < 0)
+		return c->ccdev ? e->ops->domain_stats(e->cc, MCC_DOMAIN_DEVICE, c->ccdev, out) : -ENOENT;
+	if (seg >= TE_MAX_SEG || dev < 0 || dev >= TE_MAX_PEER_DEV)
+		return -EINVAL;
+	pthread_mutex_lock(&c->rt_mu);
+	struct te_route *rt = c->routes[seg][dev];
+	mcc_route *r = rt && rt->cc_owned ? rt->cc : NULL;
+	pthread_mutex_unlock(&c->rt_mu);
+	return r ? e->ops->domain_stats(e->cc, MCC_DOMAIN_ROUTE, r, out) : -ENOENT;
+#else
+	(void)e;
+	(void)ctx;
+	(void)seg;
+	(void)dev;
+	(void)out;
+	return -EOPNOTSUPP;
+#endif
+}
+
+const char *te_cc_mode(const te_engine *e)
+{
+#if MCC_CC_COMPILED_IN
+	switch (mcc_instance_mode(e->inst)) {
+	case MCC_MODE_OBSERVE:
+		return "observe";
+	case MCC_MODE_ENFORCE:
+		return "enforce";
+	default:
+		return "off";
+	}
+#else
+	(void)e;
+	return "compiled-out";
+#endif
+}

@@ -1,0 +1,662 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * control.c - the control plane: tick (AIMD with hysteresis, cooldowns,
+ * probing), the path state machine, and the slow-path evidence sources
+ * (async events, non-WC signals). Everything here runs under core->lock.
+ *
+ * State machine (RFC "Path State Machine"), per route and device domain:
+ *
+ *   HEALTHY   --high_pressure_epochs high epochs-->            CONGESTED (cut)
+ *   CONGESTED --low_pressure_epochs low successful epochs-->   HEALTHY (grow)
+ *   HEALTHY/CONGESTED --hard error below threshold-->          SUSPECT
+ *   SUSPECT   --clean successful epoch-->                      HEALTHY or CONGESTED
+ *   HEALTHY/CONGESTED/SUSPECT --threshold, CQ/port/device fatal--> QUARANTINED
+ *   QUARANTINED --cooldown expired-->                          PROBING
+ *   PROBING   --probe_successes clean probe completions-->     CONGESTED at min window
+ *   PROBING   --probe failure or hard error-->                 QUARANTINED (new cooldown)
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+#define NS_PER_MS 1000000ull
+
+uint32_t mcc_dom_device_id(const struct mcc_dom *d)
+{
+	if (d->kind == MCC_DOM_DEVICE)
+		return ((const struct mcc_device *)d)->device_id;
+	const struct mcc_device *dv =
+	    atomic_load_explicit(&((const struct mcc_route *)d)->dev, RLX);
+	return dv ? dv->device_id : 0;
+}
+
+uint64_t mcc_dom_route_id(const struct mcc_dom *d)
+{
+	return d->kind == MCC_DOM_ROUTE ? ((const struct mcc_route *)d)->route_id : 0;
+}
+
+uint64_t mcc_ctl_cooldown_left_ms(const struct mcc_dom *d, uint64_t now)
+{
+	if (mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX)) != MCC_PATH_QUARANTINED)
+		return 0;
+	uint64_t until = atomic_load_explicit(&d->q_until_ns, RLX);
+	return until > now ? (until - now + NS_PER_MS - 1) / NS_PER_MS : 0;
+}
+
+static void rec_state(struct mcc_core *core, uint32_t kind, const struct mcc_dom *d,
+                      uint32_t from, uint32_t to, uint32_t cls, uint32_t scope, uint32_t reason,
+                      uint64_t bytes, uint64_t now, uint32_t code)
+{
+	if (!core->rec)
+		return;
+	struct mcc_rec_entry e = { 0 };
+	e.ts = now;
+	e.kind = (uint8_t)kind;
+	e.cls = (uint8_t)cls;
+	e.scope = (uint8_t)scope;
+	e.reason = (uint8_t)reason;
+	e.from = (uint8_t)from;
+	e.to = (uint8_t)to;
+	e.bytes = bytes;
+	e.code = code;
+	e.flags = MCC_RECF_STATES;
+	if (d) {
+		e.device_id = mcc_dom_device_id(d);
+		e.flags |= MCC_RECF_DEVICE;
+		e.generation = atomic_load_explicit(&d->generation, RLX);
+		if (d->kind == MCC_DOM_ROUTE) {
+			e.route_id = mcc_dom_route_id(d);
+			e.flags |= MCC_RECF_ROUTE;
+		}
+	}
+	mcc_rec_put(core->rec, &e);
+}
+
+/* ------------------------------------------------------ control word, states */
+
+void mcc_ctl_publish(struct mcc_core *core, struct mcc_dom *d, uint32_t state, bool bump)
+{
+	uint64_t old = atomic_load_explicit(&d->ctl, RLX);
+	uint64_t w = atomic_load_explicit(&d->window, RLX);
+	uint64_t slice = atomic_load_explicit(&d->max_slice, RLX);
+	uint64_t lanes4 = 4ull * core->max_lanes;
+	if (!slice)
+		slice = MCC_SLICE_REF;
+	/* credit mode only while HEALTHY, busy, with window >= 4 * max_lanes * slice */
+	bool credit = state == MCC_PATH_HEALTHY && d->cs.busy && w / lanes4 >= slice;
+	uint64_t chunk = w / lanes4, cap = MCC_CHUNK_MAX > slice ? MCC_CHUNK_MAX : slice;
+	if (chunk < slice)
+		chunk = slice;
+	if (chunk > cap)
+		chunk = cap;
+	atomic_store_explicit(&d->chunk, credit ? chunk : 0, RLX);
+	uint64_t flags = state | (credit ? 0 : MCC_CTL_EXACT);
+	if ((old & 0xffffffffull) != flags || bump)
+		atomic_store_explicit(&d->ctl, ((uint64_t)(mcc_ctl_epoch(old) + 1) << 32) | flags, REL);
+}
+
+void mcc_ctl_set_state(struct mcc_core *core, struct mcc_dom *d, uint32_t state, uint64_t now)
+{
+	uint32_t from = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
+	mcc_ctl_publish(core, d, state, true);
+	if (from != state)
+		rec_state(core, MCC_REC_TRANSITION, d, from, state, MCC_CLASS_NONE, MCC_SCOPE_NONE,
+		          MCC_REASON_NONE, atomic_load_explicit(&d->window, RLX), now, 0);
+}
+
+void mcc_ctl_quarantine(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
+{
+	struct mcc_ctl *cs = &d->cs;
+	const struct mcc_params *p = &core->p;
+	uint32_t st = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
+	if (st == MCC_PATH_QUARANTINED)
+		return; /* one quarantine; avoidance never counts as a new failure */
+	if (st != MCC_PATH_PROBING)
+		cs->pre_q_window = atomic_load_explicit(&d->window, RLX);
+	/* flap damping: a repeated quarantine within flap_window doubles the
+	 * cooldown, capped at cooldown_max */
+	if (cs->quarantined_once && now >= cs->last_q_ns &&
+	    now - cs->last_q_ns < (uint64_t)p->flap_window_ms * NS_PER_MS) {
+		cs->cooldown_ms *= 2;
+		if (cs->cooldown_ms > p->cooldown_max_ms)
+			cs->cooldown_ms = p->cooldown_max_ms;
+		if (cs->cooldown_ms < p->cooldown_ms)
+			cs->cooldown_ms = p->cooldown_ms;
+	} else {
+		cs->cooldown_ms = p->cooldown_ms;
+	}
+	cs->last_q_ns = now;
+	cs->quarantined_once = true;
+	atomic_store_explicit(&d->q_until_ns, now + cs->cooldown_ms * NS_PER_MS, RLX);
+	atomic_store_explicit(&d->q_generation, atomic_load_explicit(&d->generation, RLX), RLX);
+	cs->quarantines++;
+	cs->hard_errors = 0;
+	cs->high_streak = cs->low_streak = cs->clean_streak = 0;
+	cs->fr_left = 0;
+	cs->probe_ok = 0;
+	atomic_exchange_explicit(&d->probe_ok, 0, RLX);
+	atomic_exchange_explicit(&d->probe_fail, 0, RLX);
+	mcc_ctl_set_state(core, d, MCC_PATH_QUARANTINED, now);
+	mcc_log(core, MCC_LOG_WARN,
+	        "mcc: %s %u/%llu quarantined for %llu ms (quarantine #%llu)",
+	        d->kind == MCC_DOM_DEVICE ? "device" : "route", mcc_dom_device_id(d),
+	        (unsigned long long)mcc_dom_route_id(d), (unsigned long long)cs->cooldown_ms,
+	        (unsigned long long)cs->quarantines);
+}
+
+void mcc_ctl_hard_error(struct mcc_core *core, struct mcc_dom *d, uint32_t n, uint64_t now)
+{
+	struct mcc_ctl *cs = &d->cs;
+	uint32_t st = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
+	if (!n || st == MCC_PATH_QUARANTINED)
+		return;
+	cs->hard_epoch += n;
+	if (st == MCC_PATH_PROBING) { /* the new generation failed too */
+		mcc_ctl_quarantine(core, d, now);
+		return;
+	}
+	cs->hard_errors += n;
+	cs->clean_streak = 0;
+	if (cs->hard_errors >= core->p.hard_threshold) {
+		mcc_ctl_quarantine(core, d, now);
+	} else if (st != MCC_PATH_SUSPECT) {
+		cs->suspect_prev = st == MCC_PATH_CONGESTED ? MCC_PATH_CONGESTED : MCC_PATH_HEALTHY;
+		mcc_ctl_set_state(core, d, MCC_PATH_SUSPECT, now);
+	}
+}
+
+static void enter_probing(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
+{
+	atomic_store_explicit(&d->window, core->p.min_window, RLX);
+	atomic_store_explicit(&d->probe_bound, core->p.probe_window, RLX);
+	atomic_store_explicit(&d->q_until_ns, 0, RLX);
+	d->cs.probe_ok = 0;
+	atomic_exchange_explicit(&d->probe_ok, 0, RLX);
+	atomic_exchange_explicit(&d->probe_fail, 0, RLX);
+	mcc_ctl_set_state(core, d, MCC_PATH_PROBING, now);
+}
+
+/* Probe succeeded: CONGESTED at the minimum window, then fast recovery
+ * toward the pre-quarantine window (anchors T5), then additive growth. */
+static void recover(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
+{
+	struct mcc_ctl *cs = &d->cs;
+	atomic_store_explicit(&d->window, core->p.min_window, RLX);
+	cs->pre_cut = cs->pre_q_window > core->p.min_window ? cs->pre_q_window : core->p.min_window;
+	cs->fr_left = core->p.fr_epochs;
+	cs->high_streak = cs->low_streak = cs->clean_streak = 0;
+	cs->hard_errors = 0;
+	cs->probe_ok = 0;
+	mcc_ctl_set_state(core, d, MCC_PATH_CONGESTED, now);
+	if (d->kind == MCC_DOM_ROUTE) {
+		mcc_ev_route_recovered(core, ((struct mcc_route *)d)->name_idx);
+	} else {
+		for (struct mcc_dom *x = core->routes; x; x = x->next) {
+			struct mcc_route *r = (struct mcc_route *)x;
+			uint32_t st = mcc_ctl_state(atomic_load_explicit(&x->ctl, RLX));
+			if (atomic_load_explicit(&r->dev, RLX) == (struct mcc_device *)d &&
+			    st != MCC_PATH_QUARANTINED && st != MCC_PATH_PROBING)
+				mcc_ev_route_recovered(core, r->name_idx);
+		}
+	}
+	mcc_log(core, MCC_LOG_INFO, "mcc: %s %u/%llu recovered by probe (min window)",
+	        d->kind == MCC_DOM_DEVICE ? "device" : "route", mcc_dom_device_id(d),
+	        (unsigned long long)mcc_dom_route_id(d));
+}
+
+/* --------------------------------------------------------------------- AIMD */
+
+static void aimd(struct mcc_core *core, struct mcc_dom *d, uint32_t st, bool high, bool clean,
+                 uint64_t now)
+{
+	struct mcc_ctl *cs = &d->cs;
+	const struct mcc_params *p = &core->p;
+	uint64_t w = atomic_load_explicit(&d->window, RLX), nw = w;
+	uint32_t ns = st;
+
+	if (clean && ++cs->clean_streak >= p->low_epochs)
+		cs->hard_errors = 0; /* hard errors decay after clean epochs */
+	if (high) {
+		cs->low_streak = 0;
+		if (++cs->high_streak >= p->high_epochs) {
+			/* at most one multiplicative cut per epoch; the next needs
+			 * another high_pressure_epochs run */
+			cs->high_streak = 0;
+			uint64_t cut = w / 100 * p->md_percent + w % 100 * p->md_percent / 100;
+			if (cut < p->min_window)
+				cut = p->min_window;
+			if (cut < w) {
+				cs->pre_cut = w;
+				cs->fr_left = p->fr_epochs;
+				cs->window_cuts++;
+				nw = cut;
+			}
+			if (st == MCC_PATH_HEALTHY)
+				ns = MCC_PATH_CONGESTED;
+			else if (st == MCC_PATH_SUSPECT)
+				cs->suspect_prev = MCC_PATH_CONGESTED;
+		}
+	} else if (clean) {
+		cs->high_streak = 0;
+		if (++cs->low_streak >= p->low_epochs && st != MCC_PATH_SUSPECT) {
+			if (cs->fr_left && cs->pre_cut > w) {
+				nw = w + (cs->pre_cut - w + 1) / 2; /* halve the gap */
+				cs->fr_left--;
+			} else {
+				cs->fr_left = 0;
+				nw = w + p->ai_bytes;
+			}
+			if (nw > p->max_window)
+				nw = p->max_window;
+			if (st == MCC_PATH_CONGESTED)
+				ns = MCC_PATH_HEALTHY;
+		}
+	} else {
+		cs->high_streak = 0; /* idle epochs break a high run, keep a low run */
+	}
+	if (nw != w)
+		atomic_store_explicit(&d->window, nw, RLX);
+	if (ns != st)
+		mcc_ctl_set_state(core, d, ns, now);
+	else if (nw != w)
+		mcc_ctl_publish(core, d, st, nw < w);
+}
+
+/* ------------------------------------------------------------------- tick */
+
+struct epoch_in {
+	uint64_t dbytes, dcompl, dlat, dlatn, dadmits;
+};
+
+static struct epoch_in gather(struct mcc_core *core, struct mcc_dom *d)
+{
+	struct mcc_ctl *cs = &d->cs;
+	uint64_t bytes = 0, compl = 0, lat = 0, latn = 0, admits = 0;
+	for (uint32_t i = 0; i < core->max_lanes; i++) {
+		const struct mcc_lane_ctr *c = &d->lanes[i];
+		admits += atomic_load_explicit(&c->admits, RLX);
+		bytes += atomic_load_explicit(&c->completed_bytes, RLX);
+		compl += atomic_load_explicit(&c->completions, RLX);
+		lat += atomic_load_explicit(&c->lat_sum_ns, RLX);
+		latn += atomic_load_explicit(&c->lat_samples, RLX);
+	}
+	struct epoch_in in = { bytes - cs->last_bytes, compl - cs->last_compl, lat - cs->last_lat_sum,
+		               latn - cs->last_lat_n, admits - cs->last_admits };
+	cs->last_admits = admits;
+	cs->last_bytes = bytes;
+	cs->last_compl = compl;
+	cs->last_lat_sum = lat;
+	cs->last_lat_n = latn;
+	if (d->kind == MCC_DOM_DEVICE) { /* TENT DeviceSelector telemetry */
+		uint64_t tel = atomic_load_explicit(&d->telemetry, RLX);
+		if (cs->tel_seen && tel > cs->last_tel && tel - cs->last_tel > in.dbytes)
+			in.dbytes = tel - cs->last_tel;
+		if (tel) {
+			cs->tel_seen = true;
+			cs->last_tel = tel;
+		}
+	}
+	return in;
+}
+
+static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now, uint64_t dt)
+{
+	struct mcc_ctl *cs = &d->cs;
+	const struct mcc_params *p = &core->p;
+	struct epoch_in in = gather(core, d);
+	uint64_t hard = atomic_exchange_explicit(&d->hard_pending, 0, RLX);
+	uint64_t rnr = atomic_exchange_explicit(&d->rnr_pending, 0, RLX);
+	uint64_t pok = atomic_exchange_explicit(&d->probe_ok, 0, RLX);
+	uint64_t pfail = atomic_exchange_explicit(&d->probe_fail, 0, RLX);
+	uint64_t backlog = atomic_load_explicit(&d->backlog, RLX);
+	bool grew = backlog > cs->last_backlog;
+	cs->last_backlog = backlog;
+
+	/* drain time = in-flight bytes / delivery rate measured from completed
+	 * bytes per epoch (smoothed 1/4), or the sampled completion latency */
+	uint64_t shared = mcc_dom_inflight(d);
+	uint64_t actual = shared > cs->tmp_credit ? shared - cs->tmp_credit : 0;
+	if (dt && (in.dbytes || actual)) {
+		uint64_t inst = (uint64_t)((double)in.dbytes * 1e9 / (double)dt);
+		cs->rate = cs->rate ? (3 * cs->rate + inst) / 4 : inst;
+	}
+	uint64_t drain = cs->rate ? (uint64_t)((double)actual * 1e6 / (double)cs->rate) : 0;
+	if (in.dlatn && in.dlat / in.dlatn / 1000 > drain)
+		drain = in.dlat / in.dlatn / 1000;
+	cs->drain_us = drain;
+	bool high = drain > p->target_drain_us || rnr || grew;
+
+	uint32_t from = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
+	if (hard)
+		mcc_ctl_hard_error(core, d, (uint32_t)hard, now);
+	bool clean = in.dcompl && !cs->hard_epoch && !rnr;
+	uint32_t st = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
+	switch (st) {
+	case MCC_PATH_QUARANTINED:
+		if (now >= atomic_load_explicit(&d->q_until_ns, RLX))
+			enter_probing(core, d, now);
+		break;
+	case MCC_PATH_PROBING:
+		if (pfail) {
+			mcc_ctl_quarantine(core, d, now);
+			break;
+		}
+		cs->probe_ok += (uint32_t)pok;
+		if (cs->probe_ok >= p->probe_successes)
+			recover(core, d, now);
+		break;
+	default:
+		if (st == MCC_PATH_SUSPECT && clean && !hard) {
+			st = cs->suspect_prev;
+			mcc_ctl_set_state(core, d, st, now);
+		}
+		aimd(core, d, st, high, clean, now);
+		break;
+	}
+	cs->hard_epoch = 0;
+	bool busy = in.dadmits >= MCC_CREDIT_MIN_ADMITS;
+	if (busy != cs->busy) { /* enter or leave credit mode */
+		cs->busy = busy;
+		mcc_ctl_publish(core, d, mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX)), false);
+	}
+	if (core->rec && (in.dcompl || high)) {
+		uint32_t to = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
+		rec_state(core, MCC_REC_EPOCH, d, from, to, high ? MCC_CLASS_CONGESTION : MCC_CLASS_SUCCESS,
+		          d->kind == MCC_DOM_DEVICE ? MCC_SCOPE_DEVICE : MCC_SCOPE_ROUTE,
+		          MCC_REASON_NONE, in.dbytes, now, 0);
+	}
+}
+
+/* Fold stale credit flushed since the last tick, then snapshot the stale
+ * credit lanes still cache (in this order: see domain.c). */
+static void credit_snapshot(struct mcc_core *core)
+{
+	struct mcc_dom *lists[2] = { core->devices, core->routes };
+	for (int l = 0; l < 2; l++)
+		for (struct mcc_dom *d = lists[l]; d; d = d->next) {
+			uint64_t r = atomic_exchange_explicit(&d->stale_returned, 0, RLX);
+			if (r)
+				atomic_fetch_sub_explicit(&d->inflight, (int64_t)r, RLX);
+			d->cs.tmp_credit = d->cs.tmp_stale = 0;
+		}
+	for (uint32_t i = 0; i < core->max_lanes; i++) {
+		struct mcc_lane *lane = core->lanes[i];
+		if (!lane)
+			continue;
+		for (unsigned s = 0; s < MCC_LANE_SLOTS; s++) {
+			struct mcc_slot *sl = &lane->slots[s];
+			struct mcc_dom *d = atomic_load_explicit(&sl->dom, RLX);
+			uint64_t c = d ? atomic_load_explicit(&sl->credit, RLX) : 0;
+			if (!c || d->closed)
+				continue;
+			d->cs.tmp_credit += c;
+			if (atomic_load_explicit(&sl->epoch, RLX) !=
+			    mcc_ctl_epoch(atomic_load_explicit(&d->ctl, RLX)))
+				d->cs.tmp_stale += c;
+		}
+	}
+	for (int l = 0; l < 2; l++)
+		for (struct mcc_dom *d = lists[l]; d; d = d->next)
+			atomic_store_explicit(&d->stale_est, d->cs.tmp_stale, RLX);
+}
+
+/* Evidence from a slow path (core->lock held). */
+static void ev_slow(struct mcc_core *core, const struct mcc_task_ref *task, uint32_t reason,
+                    uint32_t scope, struct mcc_route *r, uint32_t generation, uint64_t now)
+{
+	if (!mcc_task_is_set(task) || reason == MCC_REASON_NONE)
+		return;
+	struct mcc_ev e = { 0 };
+	e.kind = MCC_EVK_ANOMALY;
+	e.batch_id = task->batch_id;
+	e.task_id = task->task_id;
+	e.attempt = task->attempt;
+	e.generation = generation;
+	e.reason = (uint8_t)reason;
+	e.scope = (uint8_t)scope;
+	e.observed_ns = now;
+	e.observed = MCC_OBS_REASON | MCC_OBS_TIME | MCC_OBS_GENERATION;
+	if (scope != MCC_SCOPE_NONE)
+		e.observed |= MCC_OBS_SCOPE;
+	if (r) {
+		uint32_t st = mcc_ctl_state(atomic_load_explicit(&r->d.ctl, RLX));
+		e.route_id = r->route_id;
+		e.name_idx = r->name_idx;
+		e.path_state = (uint8_t)st;
+		e.window = atomic_load_explicit(&r->d.window, RLX);
+		e.inflight = mcc_dom_inflight(&r->d);
+		e.observed |= MCC_OBS_PATH | MCC_OBS_WINDOW | MCC_OBS_INFLIGHT;
+		if (st == MCC_PATH_QUARANTINED) {
+			e.cooldown_ms = mcc_ctl_cooldown_left_ms(&r->d, now);
+			e.observed |= MCC_OBS_COOLDOWN;
+		}
+	}
+	mcc_ev_apply_direct(core, &e);
+}
+
+/* A route timeout (WC, soft deadline, cm event) on the route: counted unless
+ * stale, already isolated, or explained by unrefreshed stale metadata.
+ * Returns the task reason to record. */
+static uint32_t route_timeout(struct mcc_core *core, struct mcc_route *r, uint32_t generation,
+                              uint32_t reason, uint64_t now)
+{
+	uint32_t st = mcc_ctl_state(atomic_load_explicit(&r->d.ctl, RLX));
+	uint32_t meta = atomic_load_explicit(&r->d.meta_stale_gen, RLX);
+	if (st == MCC_PATH_QUARANTINED)
+		return reason;
+	if (meta && generation <= meta)
+		return MCC_REASON_REMOTE_METADATA;
+	mcc_ctl_hard_error(core, &r->d, 1, now);
+	return st == MCC_PATH_PROBING ? MCC_REASON_PROBE_FAILED : reason;
+}
+
+static void deadlines(struct mcc_core *core, uint64_t now)
+{
+	uint64_t ep = atomic_load_explicit(&core->epoch_no, RLX);
+	for (uint32_t i = 0; i < core->ndl; i++) {
+		struct mcc_deadline *dl = &core->dl[i];
+		struct mcc_route *r = dl->route;
+		struct mcc_device *dv = dl->dev ? dl->dev : atomic_load_explicit(&r->dev, RLX);
+		bool progress = atomic_load_explicit(&dv->d.progress_mark, RLX) == ep;
+		struct mcc_cls c = mcc_classify(MCC_SRC_SIGNAL, MCC_SIG_SOFT_DEADLINE,
+		                                progress ? MCC_CLS_AUX_POLLER_PROGRESS : 0);
+		uint32_t reason = c.reason;
+		uint32_t st = mcc_ctl_state(atomic_load_explicit(&r->d.ctl, RLX));
+		if (dl->generation && dl->generation < atomic_load_explicit(&r->d.generation, RLX)) {
+			atomic_fetch_add_explicit(&r->d.stale_feedback, 1, RLX);
+			continue;
+		}
+		if (c.flags & MCC_CLS_F_HARD) {
+			reason = route_timeout(core, r, dl->generation, reason, now);
+			rec_state(core, MCC_REC_SIGNAL, &r->d, st,
+			          mcc_ctl_state(atomic_load_explicit(&r->d.ctl, RLX)), c.cls, c.scope,
+			          reason, 0, dl->ts, MCC_SIG_SOFT_DEADLINE);
+		} else {
+			/* poller stalled: a diagnostic, not a route timeout */
+			atomic_fetch_add_explicit(&r->d.suppressed, 1, RLX);
+			if (&dv->d != &r->d)
+				atomic_fetch_add_explicit(&dv->d.suppressed, 1, RLX);
+			rec_state(core, MCC_REC_SUPPRESSED, &r->d, st, st, c.cls, c.scope, reason, 0,
+			          dl->ts, MCC_SIG_SOFT_DEADLINE);
+		}
+		ev_slow(core, &dl->task, reason, c.scope, r, dl->generation, dl->ts);
+	}
+	core->ndl = 0;
+}
+
+void mcc_core_tick(void *ctx, uint64_t now)
+{
+	struct mcc_core *core = ctx;
+	if (!core)
+		return;
+	pthread_mutex_lock(&core->lock);
+	uint64_t dt = core->ticked ? (now > core->last_tick ? now - core->last_tick : 0)
+	                           : (uint64_t)core->p.epoch_us * 1000;
+	atomic_store_explicit(&core->now_ns, now, RLX);
+	mcc_ev_drain(core);
+	credit_snapshot(core);
+	deadlines(core, now);
+	for (struct mcc_dom *d = core->devices; d; d = d->next)
+		ctl_domain(core, d, now, dt);
+	for (struct mcc_dom *d = core->routes; d; d = d->next)
+		ctl_domain(core, d, now, dt);
+	mcc_dom_sweep_zombies(core);
+	core->last_tick = now;
+	core->ticked = true;
+	atomic_fetch_add_explicit(&core->epoch_no, 1, RLX);
+	pthread_mutex_unlock(&core->lock);
+}
+
+/* ------------------------------------------------------- scoped quarantine */
+
+enum match { M_DEVICE, M_PORT, M_CQ };
+
+static void quarantine_routes(struct mcc_core *core, struct mcc_device *dv, enum match m,
+                              uint32_t key, uint64_t now)
+{
+	for (struct mcc_dom *x = core->routes; x; x = x->next) {
+		struct mcc_route *r = (struct mcc_route *)x;
+		if (atomic_load_explicit(&r->dev, RLX) != dv)
+			continue;
+		if ((m == M_PORT && r->port_num != key) || (m == M_CQ && r->cq_id != key))
+			continue;
+		mcc_ctl_quarantine(core, x, now);
+	}
+}
+
+static void quarantine_scope(struct mcc_core *core, uint32_t scope, struct mcc_device *dv,
+                             struct mcc_route *r, uint32_t port, uint32_t cq, uint64_t now)
+{
+	switch (scope) {
+	case MCC_SCOPE_DEVICE: /* the local device and its routes; never the peer */
+		mcc_ctl_quarantine(core, &dv->d, now);
+		quarantine_routes(core, dv, M_DEVICE, 0, now);
+		break;
+	case MCC_SCOPE_PORT:
+		quarantine_routes(core, dv, M_PORT, port, now);
+		break;
+	case MCC_SCOPE_CQ:
+		quarantine_routes(core, dv, M_CQ, cq, now);
+		break;
+	default:
+		if (r)
+			mcc_ctl_quarantine(core, &r->d, now);
+		break;
+	}
+}
+
+void mcc_core_on_async_event(void *ctx, const struct mcc_async_event *ev)
+{
+	struct mcc_core *core = ctx;
+	if (!core || !ev || !ev->device)
+		return;
+	struct mcc_cls c = mcc_classify_async(ev->event_type);
+	struct mcc_device *dv = ev->device;
+	struct mcc_route *r = ev->route;
+	pthread_mutex_lock(&core->lock);
+	uint64_t now = ev->now_ns ? ev->now_ns : mcc_core_now(core);
+	struct mcc_dom *obs = r ? &r->d : &dv->d;
+	uint32_t from = mcc_ctl_state(atomic_load_explicit(&obs->ctl, RLX));
+	if (c.flags & MCC_CLS_F_QUARANTINE) {
+		quarantine_scope(core, c.scope, dv, r, ev->port_num, ev->cq_id, now);
+	} else if ((c.flags & MCC_CLS_F_HARD) && r) {
+		if (ev->generation && ev->generation < atomic_load_explicit(&r->d.generation, RLX))
+			atomic_fetch_add_explicit(&r->d.stale_feedback, 1, RLX); /* old QP */
+		else
+			mcc_ctl_hard_error(core, &r->d, 1, now);
+	}
+	/* recovery hints and unknown events change nothing: recovery needs a
+	 * new-generation probe */
+	rec_state(core, MCC_REC_ASYNC, obs, from, mcc_ctl_state(atomic_load_explicit(&obs->ctl, RLX)),
+	          c.cls, c.scope, c.reason, 0, now, (uint32_t)ev->event_type);
+	pthread_mutex_unlock(&core->lock);
+}
+
+void mcc_core_on_signal(void *ctx, const struct mcc_signal *sig)
+{
+	struct mcc_core *core = ctx;
+	if (!core || !sig)
+		return;
+	struct mcc_route *r = sig->route;
+	struct mcc_cls c = mcc_classify(MCC_SRC_SIGNAL, (int32_t)sig->kind,
+	                                sig->kind == MCC_SIG_CM_EVENT ? (uint32_t)sig->raw : 0);
+	pthread_mutex_lock(&core->lock);
+	uint64_t now = sig->now_ns ? sig->now_ns : mcc_core_now(core);
+	struct mcc_device *dv = sig->device ? sig->device
+	                                    : (r ? atomic_load_explicit(&r->dev, RLX) : NULL);
+	struct mcc_dom *obs = r ? &r->d : (dv ? &dv->d : NULL);
+	uint32_t from = obs ? mcc_ctl_state(atomic_load_explicit(&obs->ctl, RLX)) : 0;
+	bool stale = r && sig->generation &&
+	             sig->generation < atomic_load_explicit(&r->d.generation, RLX);
+	uint32_t reason = c.reason;
+
+	switch (sig->kind) {
+	case MCC_SIG_SOFT_DEADLINE:
+		/* decided at the end of the epoch: counted only if the device's
+		 * poller made progress in it */
+		if (!r) {
+			reason = MCC_REASON_NONE;
+		} else if (core->ndl < MCC_DEADLINES_MAX) {
+			struct mcc_deadline *dl = &core->dl[core->ndl++];
+			dl->route = r;
+			dl->dev = sig->device;
+			dl->task = sig->task;
+			dl->generation = sig->generation;
+			dl->ts = now;
+			pthread_mutex_unlock(&core->lock);
+			return;
+		} else {
+			core->deadlines_dropped++;
+			reason = MCC_REASON_POLLER_STALL;
+		}
+		break;
+	case MCC_SIG_ENDPOINT_REBUILT:
+		if (r) {
+			uint32_t g = atomic_load_explicit(&r->d.generation, RLX);
+			if (sig->generation > g)
+				atomic_store_explicit(&r->d.generation, sig->generation, RLX);
+		}
+		break;
+	case MCC_SIG_METADATA_STALE:
+		if (r && !stale) {
+			uint32_t g = sig->generation ? sig->generation
+			                             : atomic_load_explicit(&r->d.generation, RLX);
+			if (g > atomic_load_explicit(&r->d.meta_stale_gen, RLX))
+				atomic_store_explicit(&r->d.meta_stale_gen, g, RLX);
+		}
+		break;
+	case MCC_SIG_BACKLOG:
+		if (obs)
+			atomic_store_explicit(&obs->backlog, sig->value0, RLX);
+		break;
+	case MCC_SIG_DEVICE_TELEMETRY:
+		if (dv)
+			atomic_store_explicit(&dv->d.telemetry, sig->value1, RLX);
+		break;
+	case MCC_SIG_CM_EVENT:
+		if ((c.flags & MCC_CLS_F_QUARANTINE) && dv) {
+			quarantine_scope(core, c.scope, dv, r, 0, 0, now);
+		} else if ((c.flags & MCC_CLS_F_HARD) && r) {
+			if (stale)
+				atomic_fetch_add_explicit(&r->d.stale_feedback, 1, RLX);
+			else
+				reason = route_timeout(core, r, sig->generation ? sig->generation
+				                                                : atomic_load_explicit(
+				                                                      &r->d.generation, RLX),
+				                       reason, now);
+		}
+		break;
+	default:
+		/* post rejection, RPC failures, cancellation, reclamation, no usable
+		 * path: task evidence only, no congestion-state change */
+		break;
+	}
+	rec_state(core, MCC_REC_SIGNAL, obs, from,
+	          obs ? mcc_ctl_state(atomic_load_explicit(&obs->ctl, RLX)) : 0, c.cls, c.scope, reason,
+	          sig->value0, now, sig->kind == MCC_SIG_CM_EVENT ? (uint32_t)sig->raw : sig->kind);
+	if (!stale) /* late older-generation feedback cannot overwrite newer evidence */
+		ev_slow(core, &sig->task, reason, c.scope, r, sig->generation, now);
+	pthread_mutex_unlock(&core->lock);
+}

@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core.h - internal header of the shared policy core linked into the aimd
+ * (enforce) and observe modules. Never installed.
+ *
+ * Files:
+ *   classify.c  pure RFC matrices (classify.h)
+ *   domain.c    lanes, credit caches, permits: the hot path
+ *   control.c   tick, AIMD, path state machine, async events and signals
+ *   evidence.c  per-task evidence: lane rings, bounded table, task_query
+ *   recorder.c  observe mode's lock-free signal recorder and dump()
+ *   policy.c    init/fini, domain lifecycle, domain_stats, the vtable
+ *
+ * Synchronisation:
+ *   - hot path (try_acquire, release, on_completion, poller_progress): no
+ *     lock; lane-private state through the lane handle; shared state through
+ *     atomics (one locked RMW per credit chunk, not per slice);
+ *   - everything else under core->lock (slow path), which owns every field
+ *     marked "cold" below and is the only writer of a domain's control word,
+ *     window, chunk and probe bound.
+ */
+#ifndef MCC_CORE_H
+#define MCC_CORE_H
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "classify.h"
+#include "mcc_policy_v1.h"
+#include "policy.h"
+
+#define MCC_LINE 64
+#define MCC_LANE_SLOTS 64u                /* credit cache slots per lane (direct mapped) */
+#define MCC_DEV_SLOTS 8u                  /* of which reserved for devices */
+#define MCC_EV_RING 1024u                 /* evidence records per lane ring (power of two) */
+#define MCC_EV_OKCACHE 16u                /* lane cache of recent success records */
+#define MCC_CHUNK_MAX ((uint64_t)1 << 20) /* credit chunk cap: 1 MiB */
+#define MCC_SLICE_REF ((uint64_t)65536)   /* reference slice until one is seen (TE default) */
+#define MCC_BYTES_MAX ((uint64_t)1 << 48) /* larger try_acquire sizes are -EINVAL */
+#define MCC_MAX_LANES_DEFAULT 64u
+#define MCC_MAX_LANES_CAP 1024u
+#define MCC_DEADLINES_MAX 4096u /* soft deadlines pending per epoch */
+/* credit mode needs this many admissions in the last epoch: below it a
+ * shared CAS per slice costs nothing measurable and keeps stats exact */
+#define MCC_CREDIT_MIN_ADMITS 64u
+
+#define RLX memory_order_relaxed
+#define ACQ memory_order_acquire
+#define REL memory_order_release
+
+/* ------------------------------------------------------------ control word */
+
+/* d->ctl: epoch << 32 | flags. One acquire load gives a lane the state, the
+ * admission mode and the credit epoch; written only under core->lock. */
+#define MCC_CTL_STATE 0x7ull /* enum mcc_path_state */
+#define MCC_CTL_EXACT 0x8ull /* exact mode: shared CAS per slice, no caching */
+/* Any of these bits set: the general (slow) admission path. Credit mode
+ * implies HEALTHY (state 0) and not EXACT, so both low nibbles are zero. */
+#define MCC_CTL_SLOWPATH 0xfull
+
+static inline uint32_t mcc_ctl_state(uint64_t ctl)
+{
+	return (uint32_t)(ctl & MCC_CTL_STATE);
+}
+
+static inline uint32_t mcc_ctl_epoch(uint64_t ctl)
+{
+	return (uint32_t)(ctl >> 32);
+}
+
+/* Single-writer counter increment (no locked instruction). */
+static inline void mcc_ctr_add(_Atomic uint64_t *c, uint64_t v)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, RLX) + v, RLX);
+}
+
+/* --------------------------------------------------------------- parameters */
+
+struct mcc_params {
+	uint64_t min_window;
+	uint64_t max_window;
+	uint64_t probe_window; /* 0: one slice */
+	uint64_t ai_bytes;
+	uint32_t target_drain_us;
+	uint32_t high_epochs;
+	uint32_t low_epochs;
+	uint32_t hard_threshold;
+	uint32_t cooldown_ms;
+	uint32_t cooldown_max_ms;
+	uint32_t flap_window_ms;
+	uint32_t epoch_us;
+	uint32_t md_percent;
+	uint32_t fr_epochs;
+	uint32_t probe_successes;
+	uint32_t evidence_tasks;
+	uint32_t recorder_entries;
+	uint32_t reserved0;
+};
+
+/* ------------------------------------------------------------------ domains */
+
+enum mcc_dom_kind { MCC_DOM_DEVICE = 0, MCC_DOM_ROUTE = 1 };
+
+/* Per (domain, lane) feedback counters: written by that lane only (relaxed
+ * load + store), summed by tick and domain_stats. One cache line per lane. */
+struct mcc_lane_ctr {
+	alignas(MCC_LINE) _Atomic uint64_t admits;
+	_Atomic uint64_t completed_bytes;
+	_Atomic uint64_t completions;
+	_Atomic uint64_t lat_sum_ns;
+	_Atomic uint64_t lat_samples;
+};
+
+/* Cold control state (core->lock). */
+struct mcc_ctl {
+	uint64_t last_bytes, last_compl, last_lat_sum, last_lat_n, last_admits;
+	uint64_t last_tel;
+	uint64_t last_backlog;
+	uint64_t rate;     /* smoothed delivery rate, bytes/s */
+	uint64_t drain_us; /* last epoch's drain-time estimate */
+	uint64_t pre_cut;  /* window before the last cut: fast-recovery target */
+	uint64_t pre_q_window; /* window before quarantine: recovery target */
+	uint64_t cooldown_ms;  /* current (flap-damped) cooldown */
+	uint64_t last_q_ns;    /* host time of the last quarantine; 0: never */
+	uint64_t window_cuts;
+	uint64_t quarantines;
+	uint64_t tmp_credit; /* tick scratch: credit cached by lanes */
+	uint64_t tmp_stale;  /* tick scratch: of which stale (old epoch) */
+	uint32_t high_streak, low_streak, clean_streak;
+	uint32_t hard_errors; /* toward hard_error_threshold */
+	uint32_t hard_epoch;  /* hard errors applied in the current epoch */
+	uint32_t fr_left;     /* fast-recovery epochs left */
+	uint32_t probe_ok;    /* clean probe completions in this PROBING period */
+	uint32_t suspect_prev; /* HEALTHY or CONGESTED: where SUSPECT returns */
+	bool tel_seen;
+	bool quarantined_once;
+	bool busy; /* last epoch had >= MCC_CREDIT_MIN_ADMITS admissions */
+};
+
+struct mcc_dom {
+	/* line 0, read by every admission: written under core->lock except the
+	 * rare monotonic raises of generation and max_slice */
+	alignas(MCC_LINE) _Atomic uint64_t ctl;
+	_Atomic uint64_t window;
+	_Atomic uint64_t chunk;       /* credit chunk (0 in exact mode) */
+	_Atomic uint64_t probe_bound; /* PROBING bound (0: one slice) */
+	_Atomic uint64_t stale_est;   /* stale credit still cached by lanes (tick) */
+	_Atomic uint64_t max_slice;   /* largest slice seen */
+	_Atomic uint32_t generation;  /* route: highest endpoint generation seen */
+	_Atomic uint32_t q_generation;/* route: generation at quarantine */
+	uint32_t slot_off;            /* byte offset of its lane slot (constant) */
+	uint32_t kind;                /* enum mcc_dom_kind (constant) */
+
+	/* line 1: the shared reservation counter alone (includes lane credit) */
+	alignas(MCC_LINE) _Atomic int64_t inflight;
+
+	/* line 2: counters of rare events */
+	alignas(MCC_LINE) _Atomic uint64_t defers;
+	_Atomic uint64_t avoids;
+	_Atomic uint64_t would_defer;
+	_Atomic uint64_t would_avoid;
+	_Atomic uint64_t errors;
+	_Atomic uint64_t stale_feedback;
+	_Atomic uint64_t double_release;
+	_Atomic uint64_t probes;
+
+	/* line 3: feedback consumed by the next tick */
+	alignas(MCC_LINE) _Atomic uint64_t hard_pending;
+	_Atomic uint64_t rnr_pending;
+	_Atomic uint64_t probe_ok;
+	_Atomic uint64_t probe_fail;
+	_Atomic uint64_t stale_returned; /* stale credit flushed, subtracted at tick */
+	_Atomic uint64_t backlog;        /* MCC_SIG_BACKLOG value0 */
+	_Atomic uint64_t telemetry;      /* MCC_SIG_DEVICE_TELEMETRY value1 */
+	_Atomic uint64_t suppressed;     /* soft deadlines dropped for poller stall */
+
+	/* line 4 */
+	alignas(MCC_LINE) _Atomic uint64_t progress_mark; /* device: epoch of the last poll pass */
+	_Atomic uint64_t q_until_ns;     /* end of the cooldown (QUARANTINED) */
+	_Atomic uint64_t bindings;       /* lane slots referencing this domain */
+	_Atomic uint32_t meta_stale_gen; /* route: generation with stale metadata */
+	uint32_t idx;
+
+	struct mcc_ctl cs; /* cold */
+	struct mcc_lane_ctr *lanes; /* [core->max_lanes] */
+	struct mcc_dom *next, *prev; /* core list (cold) */
+	bool closed;
+};
+
+struct mcc_device {
+	struct mcc_dom d; /* first */
+	uint32_t device_id;
+	uint32_t num_ports;
+	uint64_t link_rate_bps;
+	char name[64];
+};
+
+struct mcc_route {
+	struct mcc_dom d; /* first */
+	_Atomic(struct mcc_device *) dev; /* current binding (route_rebind) */
+	uint32_t port_num;                /* cold */
+	uint32_t cq_id;                   /* cold */
+	uint64_t route_id;
+	uint64_t remote_id;
+	uint32_t name_idx; /* route registry entry (evidence path names) */
+	uint32_t refs;     /* cold: route_open of an open (device, route_id) */
+	char path[MCC_PATH_NAME_MAX];
+};
+
+/* -------------------------------------------------------------------- lanes */
+
+/* One credit slot: bytes reserved in the shared counter but not yet spent by
+ * this lane, valid while `epoch` equals the domain's credit epoch. Written by
+ * the lane (relaxed stores); read by tick to measure cached and stale credit. */
+struct mcc_slot {
+	_Atomic(struct mcc_dom *) dom;
+	_Atomic uint64_t credit;
+	_Atomic uint32_t epoch;
+	uint32_t reserved0;
+	uint64_t reserved1; /* 32 bytes: slot address = base + offset */
+};
+
+/* One evidence record (lane ring and slow path). */
+enum mcc_ev_kind { MCC_EVK_ANOMALY = 1, MCC_EVK_SUCCESS = 2 };
+
+struct mcc_ev {
+	uint64_t seq;
+	uint64_t batch_id;
+	uint64_t task_id;
+	uint32_t attempt;
+	uint32_t generation;
+	uint8_t kind;       /* enum mcc_ev_kind */
+	uint8_t reason;     /* enum mcc_reason */
+	uint8_t scope;      /* enum mcc_scope */
+	uint8_t path_state; /* enum mcc_path_state at observation */
+	uint16_t observed;  /* MCC_OBS_* */
+	uint16_t reserved0;
+	int32_t wc_status;
+	uint32_t vendor_err;
+	uint32_t name_idx; /* route registry index + 1; 0: no path */
+	uint32_t reserved1;
+	uint64_t route_id;
+	uint64_t observed_ns;
+	uint64_t window;
+	uint64_t inflight;
+	uint64_t cooldown_ms;
+};
+
+/* Single-producer (the lane) single-consumer (core->lock holder) ring. */
+struct mcc_evring {
+	alignas(MCC_LINE) _Atomic uint32_t head; /* producer */
+	alignas(MCC_LINE) _Atomic uint32_t tail; /* consumer */
+	_Atomic uint64_t dropped;
+	struct mcc_ev *rec; /* [MCC_EV_RING] */
+};
+
+struct mcc_okcache {
+	uint64_t batch_id, task_id, ver;
+};
+
+struct mcc_lane {
+	struct mcc_core *core;
+	uint32_t id;
+	uint32_t role;
+	struct mcc_slot slots[MCC_LANE_SLOTS];
+	struct mcc_evring ring;
+	struct mcc_okcache ok[MCC_EV_OKCACHE];
+	/* dedupe: congestion feedback once per task per epoch; one recorder
+	 * entry per flush burst */
+	uint64_t cf_batch, cf_task, cf_epoch;
+	uint64_t fl_route, fl_epoch;
+	uint32_t fl_gen;
+};
+
+/* ---------------------------------------------------------------- evidence */
+
+struct mcc_ev_item {
+	uint64_t seq;
+	uint64_t route_id;
+	uint64_t observed_ns;
+	uint64_t window;
+	uint64_t inflight;
+	uint64_t cooldown_ms;
+	uint32_t name_idx;
+	uint32_t attempt;
+	uint32_t generation;
+	uint32_t vendor_err;
+	int32_t wc_status;
+	uint16_t observed;
+	uint8_t reason;
+	uint8_t scope;
+	uint8_t path_state;
+	uint8_t used;
+	uint8_t resolved;
+	uint8_t reserved0;
+};
+
+enum { MCC_EVC_LU = 0, MCC_EVC_CG = 1, MCC_EVC_UK = 2, MCC_EVC_N = 3 };
+
+struct mcc_ev_task {
+	uint64_t batch_id;
+	uint64_t task_id;
+	uint64_t hash;
+	uint64_t ok_seq;     /* latest success applied */
+	uint32_t ok_attempt; /* highest successful attempt */
+	uint32_t list;       /* which list the entry is on */
+	uint32_t next, prev; /* list links (entry indices, UINT32_MAX: none) */
+	struct mcc_ev_item it[MCC_EVC_N];
+};
+
+enum { MCC_EVL_FREE = 0, MCC_EVL_RESOLVED = 1, MCC_EVL_UNRESOLVED = 2, MCC_EVL_N = 3 };
+
+/* Chain links of an entry: task-hash bucket chain and batch bucket chain. */
+struct mcc_ev_links {
+	uint32_t tnext, tprev;
+	uint32_t bnext, bprev;
+};
+
+struct mcc_evtab {
+	struct mcc_ev_task *e;    /* [cap] */
+	struct mcc_ev_links *ln;  /* [cap] */
+	uint32_t *tix;            /* task buckets: first entry index or UINT32_MAX */
+	uint32_t *bix;            /* batch buckets */
+	uint32_t mask;            /* bucket mask (both) */
+	uint32_t cap;
+	uint32_t used;
+	uint32_t reserved2;
+	uint32_t head[MCC_EVL_N], tail[MCC_EVL_N];
+	_Atomic uint64_t *bloom; /* per hash bucket: count (low 32) | version (high 32) */
+	uint32_t bloom_mask;
+	uint32_t reserved0;
+	uint64_t evictions;
+	struct mcc_ev *scratch;
+	uint32_t scratch_cap;
+	uint32_t reserved1;
+};
+
+/* Route registry: stable names and recovery marks for evidence (records
+ * never hold route pointers, which may be freed). */
+struct mcc_rname {
+	uint64_t route_id;
+	uint64_t recovered_seq;
+	uint32_t device_id;
+	uint32_t reserved0;
+	char path[MCC_PATH_NAME_MAX];
+};
+
+/* ---------------------------------------------------------------- recorder */
+
+enum mcc_rec_kind {
+	MCC_REC_WC = 1,
+	MCC_REC_ASYNC = 2,
+	MCC_REC_SIGNAL = 3,
+	MCC_REC_DECISION = 4,
+	MCC_REC_TRANSITION = 5,
+	MCC_REC_EPOCH = 6,
+	MCC_REC_RELEASE = 7,
+	MCC_REC_SUPPRESSED = 8,
+};
+
+#define MCC_RECF_ROUTE (1u << 0)
+#define MCC_RECF_DEVICE (1u << 1)
+#define MCC_RECF_STATES (1u << 2)
+#define MCC_RECF_WC (1u << 3)
+
+struct mcc_rec_entry {
+	uint64_t ts;
+	uint64_t route_id;
+	uint64_t bytes;
+	uint32_t device_id;
+	uint32_t generation;
+	int32_t wc_status;
+	uint32_t vendor_err;
+	uint32_t code; /* raw event / signal / decision code */
+	uint8_t kind, cls, scope, from, to, reason, flags, reserved0;
+};
+
+struct mcc_rec_slot {
+	_Atomic uint64_t seq; /* 2 * index + 2 when complete, odd while written */
+	_Atomic uint64_t w[7];
+};
+
+struct mcc_recorder {
+	alignas(MCC_LINE) _Atomic uint64_t head;
+	alignas(MCC_LINE) _Atomic uint64_t dropped;
+	struct mcc_rec_slot *slots;
+	uint64_t mask;
+};
+
+/* ------------------------------------------------------------------- core */
+
+struct mcc_deadline {
+	struct mcc_route *route;
+	struct mcc_device *dev;
+	struct mcc_task_ref task;
+	uint32_t generation;
+	uint32_t reserved0;
+	uint64_t ts;
+};
+
+struct mcc_core {
+	/* read-mostly */
+	alignas(MCC_LINE) uint32_t mode; /* enum mcc_mode */
+	uint32_t max_lanes;
+	const struct mcc_host_v1 *host;
+	struct mcc_params p;
+	_Atomic uint64_t now_ns;   /* host time of the last tick (hot-path timestamps) */
+	_Atomic uint64_t epoch_no; /* tick count + 1 */
+
+	alignas(MCC_LINE) _Atomic uint64_t ev_seq;    /* global evidence order */
+	alignas(MCC_LINE) _Atomic uint64_t ev_active; /* pending + unresolved entries */
+
+	alignas(MCC_LINE) pthread_mutex_t lock;
+	struct mcc_lane **lanes; /* [max_lanes] (cold) */
+	struct mcc_dom *devices, *routes, *zombies; /* (cold) */
+	uint32_t next_idx;
+	uint32_t next_dev; /* device slot assignment */
+	uint32_t ndl;
+	struct mcc_deadline *dl; /* [MCC_DEADLINES_MAX] */
+	struct mcc_evtab ev;
+	struct mcc_rname *reg;
+	uint32_t nreg, reg_cap;
+	struct mcc_recorder *rec; /* observe mode only */
+	uint64_t last_tick;
+	uint64_t deadlines_dropped;
+	bool ticked;
+};
+
+/* --------------------------------------------------------------- domain.c */
+
+void mcc_dom_init(struct mcc_core *core, struct mcc_dom *d, uint32_t kind, uint32_t idx);
+uint64_t mcc_dom_inflight(const struct mcc_dom *d); /* shared - flushed stale */
+void mcc_lane_flush_all(struct mcc_lane *lane);
+uint64_t mcc_core_now(const struct mcc_core *core); /* host clock (slow path) */
+
+int mcc_core_lane_open(void *ctx, const struct mcc_lane_desc *desc, mcc_lane **lane);
+void mcc_core_lane_close(void *ctx, mcc_lane *lane);
+int mcc_core_try_acquire(mcc_lane *lane, mcc_route *route, uint64_t bytes, uint32_t generation,
+                         const struct mcc_task_ref *task, struct mcc_permit *permit);
+int mcc_core_release(mcc_lane *lane, struct mcc_permit *permit, uint64_t bytes, uint32_t reason);
+void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit *permit,
+                            const struct mcc_completion *wc);
+void mcc_core_poller_progress(mcc_lane *lane, mcc_device *dev, uint32_t ncqe);
+
+/* -------------------------------------------------------------- control.c */
+
+/* All under core->lock. */
+void mcc_ctl_publish(struct mcc_core *core, struct mcc_dom *d, uint32_t state, bool bump);
+void mcc_ctl_set_state(struct mcc_core *core, struct mcc_dom *d, uint32_t state, uint64_t now);
+void mcc_ctl_quarantine(struct mcc_core *core, struct mcc_dom *d, uint64_t now);
+void mcc_ctl_hard_error(struct mcc_core *core, struct mcc_dom *d, uint32_t n, uint64_t now);
+uint64_t mcc_ctl_cooldown_left_ms(const struct mcc_dom *d, uint64_t now);
+uint32_t mcc_dom_device_id(const struct mcc_dom *d);
+uint64_t mcc_dom_route_id(const struct mcc_dom *d);
+
+void mcc_core_tick(void *ctx, uint64_t now_ns);
+void mcc_core_on_async_event(void *ctx, const struct mcc_async_event *ev);
+void mcc_core_on_signal(void *ctx, const struct mcc_signal *sig);
+
+/* ------------------------------------------------------------- evidence.c */
+
+int mcc_ev_init(struct mcc_core *core);
+void mcc_ev_fini(struct mcc_core *core);
+int mcc_ev_ring_init(struct mcc_evring *ring);
+void mcc_ev_ring_fini(struct mcc_evring *ring);
+/* hot path (lane) */
+void mcc_ev_lane_anomaly(struct mcc_lane *lane, struct mcc_ev *rec);
+void mcc_ev_lane_success(struct mcc_lane *lane, const struct mcc_task_ref *task,
+                         uint32_t generation);
+/* slow path, core->lock held */
+void mcc_ev_drain(struct mcc_core *core);
+void mcc_ev_apply_direct(struct mcc_core *core, struct mcc_ev *rec);
+void mcc_ev_route_recovered(struct mcc_core *core, uint32_t name_idx);
+uint32_t mcc_reg_get(struct mcc_core *core, uint32_t device_id, uint64_t route_id,
+                     const char *path);
+
+int mcc_core_task_query(void *ctx, const struct mcc_task_ref *task, uint32_t host_flags,
+                        struct mcc_task_detail *out);
+void mcc_core_batch_free(void *ctx, uint64_t batch_id);
+
+static inline bool mcc_task_is_set(const struct mcc_task_ref *t)
+{
+	return t && (t->batch_id || t->task_id);
+}
+
+/* ------------------------------------------------------------- recorder.c */
+
+struct mcc_recorder *mcc_rec_create(uint32_t entries);
+void mcc_rec_destroy(struct mcc_recorder *rec);
+void mcc_rec_put(struct mcc_recorder *rec, const struct mcc_rec_entry *e); /* lock-free */
+int mcc_rec_dump(struct mcc_recorder *rec, int fd);
+int mcc_core_dump(void *ctx, int fd);
+
+/* --------------------------------------------------------------- policy.c */
+
+void mcc_dom_sweep_zombies(struct mcc_core *core); /* core->lock held */
+
+#define mcc_log(core, level, ...)                                                       \
+	do {                                                                            \
+		if ((core)->host && (core)->host->log)                                  \
+			(core)->host->log((core)->host->log_arg, (level), __VA_ARGS__); \
+	} while (0)
+
+#endif /* MCC_CORE_H */

@@ -1,0 +1,782 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * domain.c - lanes, per-lane byte-credit caches and permits: the hot path.
+ *
+ * try_acquire / release / on_completion / poller_progress take no lock, make
+ * no system call, read no clock, allocate nothing, log nothing and use no
+ * TLS. Per-thread state is reached through the lane handle.
+ *
+ * Credit (see README.md "Credit design"): a lane caches byte credit per
+ * domain in a small direct-mapped table. The shared counter d->inflight
+ * includes every byte of cached credit, so
+ *     actual in-flight <= d->inflight,
+ * and every increase of d->inflight is a CAS that checked the bound, so no
+ * admission ever exceeds max(window, one slice). A domain in exact mode
+ * (MCC_CTL_EXACT: small window or any state but HEALTHY) admits with a
+ * shared CAS per slice and nothing is cached. Each state change or window
+ * cut bumps the domain's credit epoch; a lane checks the epoch before
+ * spending and hands stale credit back through d->stale_returned, which the
+ * next tick subtracts (tick's stale-credit snapshot d->stale_est keeps
+ * exact admission from counting credit that idle lanes still hold).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define NOINLINE __attribute__((noinline))
+#define COLD __attribute__((cold, noinline))
+
+uint64_t mcc_core_now(const struct mcc_core *core)
+{
+	return core->host->now_ns(core->host->clock_arg);
+}
+
+void mcc_dom_init(struct mcc_core *core, struct mcc_dom *d, uint32_t kind, uint32_t idx)
+{
+	/* d and d->lanes are zeroed by the caller */
+	d->kind = kind;
+	d->idx = idx;
+	/* Fibonacci hashing spreads consecutive indices over the slots */
+	/* devices use slots [0, MCC_DEV_SLOTS) by open order, routes hash into
+	 * the rest: a route never evicts its own device from a lane's cache */
+	uint32_t slot;
+	if (kind == MCC_DOM_DEVICE) {
+		slot = idx % MCC_DEV_SLOTS;
+	} else {
+		uint32_t h = (uint32_t)(((uint64_t)idx * 0x9E3779B97F4A7C15ull) >> 32);
+		slot = MCC_DEV_SLOTS + (uint32_t)(((uint64_t)h * (MCC_LANE_SLOTS - MCC_DEV_SLOTS)) >> 32);
+	}
+	d->slot_off = (uint32_t)sizeof(struct mcc_slot) * slot;
+	atomic_init(&d->window, core->p.max_window); /* healthy paths start at the max */
+	atomic_init(&d->probe_bound, core->p.probe_window);
+	d->cs.cooldown_ms = core->p.cooldown_ms;
+	d->cs.suspect_prev = MCC_PATH_HEALTHY;
+	atomic_init(&d->ctl, 1ull << 32);
+	mcc_ctl_publish(core, d, MCC_PATH_HEALTHY, false);
+}
+
+uint64_t mcc_dom_inflight(const struct mcc_dom *d)
+{
+	int64_t v = atomic_load_explicit(&d->inflight, RLX);
+	uint64_t r = atomic_load_explicit(&d->stale_returned, RLX);
+	if (v <= 0)
+		return 0;
+	return (uint64_t)v > r ? (uint64_t)v - r : 0;
+}
+
+/* ------------------------------------------------------------ credit slots */
+
+/* Give back the slot's credit: current-epoch credit directly, stale credit
+ * through stale_returned (tick subtracts it together with its snapshot). */
+static void slot_flush(struct mcc_slot *s, struct mcc_dom *d, uint64_t ctl)
+{
+	uint64_t c = atomic_load_explicit(&s->credit, RLX);
+	if (!c)
+		return;
+	if (atomic_load_explicit(&s->epoch, RLX) == mcc_ctl_epoch(ctl))
+		atomic_fetch_sub_explicit(&d->inflight, (int64_t)c, RLX);
+	else
+		atomic_fetch_add_explicit(&d->stale_returned, c, RLX);
+	atomic_store_explicit(&s->credit, 0, RLX);
+}
+
+static COLD void slot_rebind(struct mcc_slot *s, struct mcc_dom *d)
+{
+	struct mcc_dom *old = atomic_load_explicit(&s->dom, RLX);
+	if (old) {
+		slot_flush(s, old, atomic_load_explicit(&old->ctl, ACQ));
+		atomic_store_explicit(&s->dom, NULL, RLX);
+		/* last access to `old`: tick frees a closed domain at zero */
+		atomic_fetch_sub_explicit(&old->bindings, 1, REL);
+	}
+	if (d) {
+		atomic_fetch_add_explicit(&d->bindings, 1, RLX);
+		atomic_store_explicit(&s->epoch, mcc_ctl_epoch(atomic_load_explicit(&d->ctl, ACQ)),
+		                      RLX);
+		atomic_store_explicit(&s->dom, d, RLX);
+	}
+}
+
+/* The epoch moved (window cut, state change): the cached credit is stale. */
+static COLD void slot_restale(struct mcc_slot *s, struct mcc_dom *d, uint64_t ctl)
+{
+	slot_flush(s, d, ctl);
+	atomic_store_explicit(&s->epoch, mcc_ctl_epoch(ctl), RLX);
+}
+
+static inline struct mcc_slot *slot_of(struct mcc_lane *lane, const struct mcc_dom *d)
+{
+	return (struct mcc_slot *)(void *)((char *)lane->slots + d->slot_off);
+}
+
+static inline struct mcc_slot *lane_slot(struct mcc_lane *lane, struct mcc_dom *d, uint64_t ctl)
+{
+	struct mcc_slot *s = slot_of(lane, d);
+	if (UNLIKELY(atomic_load_explicit(&s->dom, RLX) != d))
+		slot_rebind(s, d);
+	if (UNLIKELY(atomic_load_explicit(&s->epoch, RLX) != mcc_ctl_epoch(ctl)))
+		slot_restale(s, d, ctl);
+	return s;
+}
+
+void mcc_lane_flush_all(struct mcc_lane *lane)
+{
+	for (unsigned i = 0; i < MCC_LANE_SLOTS; i++)
+		slot_rebind(&lane->slots[i], NULL);
+}
+
+/* ------------------------------------------------------------- reservation */
+
+/*
+ * Reserve `want` bytes if the effective in-flight (shared counter minus the
+ * stale credit idle lanes still hold) stays within `bound`; with `rule`, also
+ * when the domain holds nothing but the caller's own cached credit `own`
+ * (the empty-domain rule: one complete slice larger than the window).
+ */
+static inline bool dom_reserve(struct mcc_dom *d, uint64_t want, uint64_t bound, uint64_t own,
+                               bool rule)
+{
+	int64_t cur = atomic_load_explicit(&d->inflight, RLX);
+	for (;;) {
+		uint64_t stale = atomic_load_explicit(&d->stale_est, RLX);
+		uint64_t u = cur > 0 ? (uint64_t)cur : 0;
+		uint64_t eff = u > stale ? u - stale : 0;
+		if (eff + want > bound && !(rule && eff <= own))
+			return false;
+		if (atomic_compare_exchange_weak_explicit(&d->inflight, &cur, cur + (int64_t)want, RLX,
+		                                          RLX))
+			return true;
+	}
+}
+
+static NOINLINE bool credit_refill(struct mcc_slot *s, struct mcc_dom *d, uint64_t b, uint64_t c)
+{
+	uint64_t bound = atomic_load_explicit(&d->window, RLX);
+	uint64_t need = b - c;
+	uint64_t chunk = atomic_load_explicit(&d->chunk, RLX);
+	if (chunk > need && dom_reserve(d, chunk, bound, c, false)) {
+		atomic_store_explicit(&s->credit, c + chunk - b, RLX);
+		return true;
+	}
+	if (dom_reserve(d, need, bound, c, true)) {
+		atomic_store_explicit(&s->credit, 0, RLX);
+		return true;
+	}
+	return false;
+}
+
+/* Admit `b` bytes in `d` (control word `ctl` as loaded by the caller). */
+static inline bool dom_take(struct mcc_lane *lane, struct mcc_dom *d, uint64_t ctl, uint64_t b)
+{
+	struct mcc_slot *s = lane_slot(lane, d, ctl);
+	if (LIKELY(!(ctl & MCC_CTL_EXACT))) {
+		uint64_t c = atomic_load_explicit(&s->credit, RLX);
+		if (LIKELY(c >= b)) {
+			atomic_store_explicit(&s->credit, c - b, RLX);
+			return true;
+		}
+		return credit_refill(s, d, b, c);
+	}
+	uint64_t bound = mcc_ctl_state(ctl) == MCC_PATH_PROBING
+	                     ? atomic_load_explicit(&d->probe_bound, RLX)
+	                     : atomic_load_explicit(&d->window, RLX);
+	return dom_reserve(d, b, bound, 0, true);
+}
+
+/* Return `b` settled bytes of `d`; returns the control word seen. */
+static inline uint64_t dom_give(struct mcc_lane *lane, struct mcc_dom *d, uint64_t b)
+{
+	uint64_t ctl = atomic_load_explicit(&d->ctl, ACQ);
+	struct mcc_slot *s = lane_slot(lane, d, ctl);
+	if (LIKELY(!(ctl & MCC_CTL_EXACT))) {
+		uint64_t c = atomic_load_explicit(&s->credit, RLX) + b;
+		uint64_t chunk = atomic_load_explicit(&d->chunk, RLX);
+		if (UNLIKELY(c > chunk)) {
+			atomic_fetch_sub_explicit(&d->inflight, (int64_t)(c - chunk), RLX);
+			c = chunk;
+		}
+		atomic_store_explicit(&s->credit, c, RLX);
+	} else {
+		atomic_fetch_sub_explicit(&d->inflight, (int64_t)b, RLX);
+	}
+	return ctl;
+}
+
+static inline void raise_u32(_Atomic uint32_t *p, uint32_t v)
+{
+	uint32_t cur = atomic_load_explicit(p, RLX);
+	while (cur < v && !atomic_compare_exchange_weak_explicit(p, &cur, v, RLX, RLX))
+		;
+}
+
+static inline void raise_u64(_Atomic uint64_t *p, uint64_t v)
+{
+	uint64_t cur = atomic_load_explicit(p, RLX);
+	while (cur < v && !atomic_compare_exchange_weak_explicit(p, &cur, v, RLX, RLX))
+		;
+}
+
+/* ---------------------------------------------------------------- evidence */
+
+static uint64_t cooldown_left_hot(const struct mcc_core *core, const struct mcc_dom *d)
+{
+	uint64_t until = atomic_load_explicit(&d->q_until_ns, RLX);
+	uint64_t now = atomic_load_explicit(&core->now_ns, RLX);
+	return until > now ? (until - now + 999999) / 1000000 : 0;
+}
+
+/* Fill an evidence record from hot-path facts (no clock: the observation
+ * time is the completion timestamp when sampled, else the last tick). */
+static void ev_fill(struct mcc_lane *lane, struct mcc_ev *e, const struct mcc_task_ref *task,
+                    uint32_t reason, uint32_t scope, const struct mcc_route *r,
+                    const struct mcc_dom *obs, uint32_t generation, uint64_t ts)
+{
+	struct mcc_core *core = lane->core;
+	uint32_t st = mcc_ctl_state(atomic_load_explicit(&obs->ctl, RLX));
+	memset(e, 0, sizeof(*e));
+	e->kind = MCC_EVK_ANOMALY;
+	e->batch_id = task->batch_id;
+	e->task_id = task->task_id;
+	e->attempt = task->attempt;
+	e->generation = generation;
+	e->reason = (uint8_t)reason;
+	e->scope = (uint8_t)scope;
+	e->path_state = (uint8_t)st;
+	e->route_id = r->route_id;
+	e->name_idx = r->name_idx;
+	e->observed_ns = ts ? ts : atomic_load_explicit(&core->now_ns, RLX);
+	e->window = atomic_load_explicit(&obs->window, RLX);
+	e->inflight = mcc_dom_inflight(obs);
+	e->observed = MCC_OBS_REASON | MCC_OBS_PATH | MCC_OBS_TIME | MCC_OBS_GENERATION |
+	              MCC_OBS_WINDOW | MCC_OBS_INFLIGHT;
+	if (scope != MCC_SCOPE_NONE)
+		e->observed |= MCC_OBS_SCOPE;
+	if (st == MCC_PATH_QUARANTINED) {
+		e->cooldown_ms = cooldown_left_hot(core, obs);
+		e->observed |= MCC_OBS_COOLDOWN;
+	}
+}
+
+static void rec_put(struct mcc_core *core, uint32_t kind, uint32_t cls, uint32_t scope,
+                    uint32_t reason, const struct mcc_route *r, const struct mcc_device *dv,
+                    uint32_t from, uint32_t to, uint32_t generation, uint64_t bytes, uint64_t ts,
+                    const struct mcc_completion *wc, uint32_t code)
+{
+	struct mcc_rec_entry e = { 0 };
+	e.ts = ts ? ts : atomic_load_explicit(&core->now_ns, RLX);
+	e.kind = (uint8_t)kind;
+	e.cls = (uint8_t)cls;
+	e.scope = (uint8_t)scope;
+	e.reason = (uint8_t)reason;
+	e.from = (uint8_t)from;
+	e.to = (uint8_t)to;
+	e.flags = MCC_RECF_STATES;
+	e.generation = generation;
+	e.bytes = bytes;
+	e.code = code;
+	if (r) {
+		e.route_id = r->route_id;
+		e.flags |= MCC_RECF_ROUTE;
+	}
+	if (dv) {
+		e.device_id = dv->device_id;
+		e.flags |= MCC_RECF_DEVICE;
+	}
+	if (wc) {
+		e.wc_status = wc->wc_status;
+		e.vendor_err = wc->vendor_err;
+		e.flags |= MCC_RECF_WC;
+	}
+	mcc_rec_put(core->rec, &e);
+}
+
+/* ---------------------------------------------------------------- lanes */
+
+int mcc_core_lane_open(void *ctx, const struct mcc_lane_desc *desc, mcc_lane **out)
+{
+	struct mcc_core *core = ctx;
+	if (!core || !desc || !out || desc->lane_id >= core->max_lanes)
+		return -EINVAL;
+	struct mcc_lane *lane = aligned_alloc(MCC_LINE, (sizeof(*lane) + MCC_LINE - 1) &
+	                                                    ~(size_t)(MCC_LINE - 1));
+	if (!lane)
+		return -ENOMEM;
+	memset(lane, 0, sizeof(*lane));
+	if (mcc_ev_ring_init(&lane->ring) != 0) {
+		free(lane);
+		return -ENOMEM;
+	}
+	lane->core = core;
+	lane->id = desc->lane_id;
+	lane->role = desc->role;
+	pthread_mutex_lock(&core->lock);
+	if (core->lanes[desc->lane_id]) {
+		pthread_mutex_unlock(&core->lock);
+		mcc_ev_ring_fini(&lane->ring);
+		free(lane);
+		return -EBUSY;
+	}
+	core->lanes[desc->lane_id] = lane;
+	pthread_mutex_unlock(&core->lock);
+	*out = lane;
+	return 0;
+}
+
+void mcc_core_lane_close(void *ctx, mcc_lane *lane)
+{
+	struct mcc_core *core = ctx;
+	if (!core || !lane)
+		return;
+	pthread_mutex_lock(&core->lock);
+	mcc_ev_drain(core); /* the ring dies with the lane */
+	mcc_lane_flush_all(lane);
+	if (core->lanes[lane->id] == lane)
+		core->lanes[lane->id] = NULL;
+	pthread_mutex_unlock(&core->lock);
+	mcc_ev_ring_fini(&lane->ring);
+	free(lane);
+}
+
+/* -------------------------------------------------------------- admission */
+
+static COLD int refuse(struct mcc_lane *lane, struct mcc_route *r, struct mcc_device *dv,
+                       struct mcc_dom *by, int decision, uint64_t bytes, uint32_t generation,
+                       const struct mcc_task_ref *task, struct mcc_permit *p)
+{
+	struct mcc_core *core = lane->core;
+	struct mcc_cls c = mcc_classify(MCC_SRC_DECISION, decision, 0);
+	uint32_t scope = by->kind == MCC_DOM_DEVICE ? MCC_SCOPE_DEVICE : MCC_SCOPE_ROUTE;
+	uint32_t st = mcc_ctl_state(atomic_load_explicit(&by->ctl, RLX));
+
+	if (core->mode == MCC_MODE_OBSERVE) {
+		atomic_fetch_add_explicit(decision == MCC_DEFER ? &by->would_defer : &by->would_avoid,
+		                          1, RLX);
+		rec_put(core, MCC_REC_DECISION, c.cls, scope, c.reason, r, dv, st, st, generation,
+		        bytes, 0, NULL, (uint32_t)decision);
+		return decision;
+	}
+	atomic_fetch_add_explicit(decision == MCC_DEFER ? &by->defers : &by->avoids, 1, RLX);
+	p->flags = 0;
+	p->bytes = 0;
+	p->reason = c.reason;
+	if (mcc_task_is_set(task)) {
+		struct mcc_ev e;
+		ev_fill(lane, &e, task, c.reason, scope, r, by, generation, 0);
+		mcc_ev_lane_anomaly(lane, &e);
+	}
+	return decision;
+}
+
+/* The general admission path: any state, exact or credit mode, cache misses,
+ * stale epochs, refills, generation and slice-size bookkeeping. */
+static NOINLINE int acquire_general(struct mcc_lane *lane, struct mcc_route *r,
+                                    struct mcc_device *dv, uint64_t bytes, uint32_t generation,
+                                    const struct mcc_task_ref *task, struct mcc_permit *p)
+{
+	struct mcc_dom *rd = &r->d, *dd = &dv->d;
+	uint64_t rctl = atomic_load_explicit(&rd->ctl, ACQ);
+	uint64_t dctl = atomic_load_explicit(&dd->ctl, ACQ);
+	uint32_t rs = mcc_ctl_state(rctl), ds = mcc_ctl_state(dctl);
+	uint32_t flags = MCC_PERMIT_F_LIVE;
+
+	if (UNLIKELY(generation > atomic_load_explicit(&rd->generation, RLX)))
+		raise_u32(&rd->generation, generation);
+	if (UNLIKELY(bytes > atomic_load_explicit(&rd->max_slice, RLX))) {
+		raise_u64(&rd->max_slice, bytes);
+		raise_u64(&dd->max_slice, bytes);
+	}
+
+	if (UNLIKELY(rs >= MCC_PATH_QUARANTINED || ds >= MCC_PATH_QUARANTINED)) {
+		/* QUARANTINED: avoid; PROBING: only a bounded probe on a new generation */
+		struct mcc_dom *q = NULL;
+		if (ds == MCC_PATH_QUARANTINED)
+			q = dd;
+		else if (rs == MCC_PATH_QUARANTINED ||
+		         (rs == MCC_PATH_PROBING &&
+		          generation <= atomic_load_explicit(&rd->q_generation, RLX)))
+			q = rd;
+		if (q) {
+			int d = refuse(lane, r, dv, q, MCC_AVOID, bytes, generation, task, p);
+			if (d != MCC_AVOID || lane->core->mode != MCC_MODE_OBSERVE)
+				return d;
+			atomic_fetch_add_explicit(&dd->inflight, (int64_t)bytes, RLX);
+			atomic_fetch_add_explicit(&rd->inflight, (int64_t)bytes, RLX);
+			flags |= MCC_PERMIT_F_OBSERVED;
+			goto admitted;
+		}
+		flags |= MCC_PERMIT_F_PROBE;
+	}
+
+	bool dok = dom_take(lane, dd, dctl, bytes);
+	bool rok = dok && dom_take(lane, rd, rctl, bytes);
+	if (UNLIKELY(!rok)) {
+		struct mcc_dom *by = dok ? rd : dd;
+		/* a full probe budget is still "path not recovered": avoid */
+		int dec = mcc_ctl_state(dok ? rctl : dctl) == MCC_PATH_PROBING ? MCC_AVOID
+		                                                               : MCC_DEFER;
+		if (lane->core->mode != MCC_MODE_OBSERVE) {
+			if (dok) /* roll back the first reservation */
+				dom_give(lane, dd, bytes);
+			return refuse(lane, r, dv, by, dec, bytes, generation, task, p);
+		}
+		refuse(lane, r, dv, by, dec, bytes, generation, task, p);
+		if (!dok)
+			atomic_fetch_add_explicit(&dd->inflight, (int64_t)bytes, RLX);
+		atomic_fetch_add_explicit(&rd->inflight, (int64_t)bytes, RLX);
+		flags |= MCC_PERMIT_F_OBSERVED;
+	}
+
+admitted:
+	mcc_ctr_add(&dd->lanes[lane->id].admits, 1);
+	mcc_ctr_add(&rd->lanes[lane->id].admits, 1);
+	if (UNLIKELY(flags & MCC_PERMIT_F_PROBE)) {
+		if (rs == MCC_PATH_PROBING)
+			atomic_fetch_add_explicit(&rd->probes, 1, RLX);
+		if (ds == MCC_PATH_PROBING)
+			atomic_fetch_add_explicit(&dd->probes, 1, RLX);
+	}
+	p->flags = flags;
+	p->route = r;
+	p->device = dv;
+	p->bytes = bytes;
+	p->generation = generation;
+	p->reason = 0;
+	if (task)
+		p->task = *task;
+	else
+		memset(&p->task, 0, sizeof(p->task));
+	return MCC_ADMIT;
+}
+
+/* ------------------------------------------------------------- settlement */
+
+static COLD void count_double(struct mcc_permit *p)
+{
+	if (p->route)
+		atomic_fetch_add_explicit(&p->route->d.double_release, 1, RLX);
+	if (p->device)
+		atomic_fetch_add_explicit(&p->device->d.double_release, 1, RLX);
+}
+
+static NOINLINE int release_general(struct mcc_lane *lane, struct mcc_permit *p, uint64_t bytes,
+                                    uint32_t reason)
+{
+	uint64_t live = (p->flags & MCC_PERMIT_F_LIVE) ? p->bytes : 0;
+	uint64_t n = bytes;
+	int rc = 0;
+	if (UNLIKELY(bytes > live)) {
+		count_double(p);
+		n = live;
+		rc = -EALREADY;
+	}
+	if (LIKELY(n)) {
+		dom_give(lane, &p->device->d, n);
+		dom_give(lane, &p->route->d, n);
+		p->bytes = live - n;
+		if (!p->bytes)
+			p->flags &= ~MCC_PERMIT_F_LIVE;
+		if (UNLIKELY(reason != MCC_REL_NOT_POSTED)) {
+			struct mcc_core *core = lane->core;
+			struct mcc_cls c = mcc_classify(MCC_SRC_RELEASE, (int32_t)reason, 0);
+			if (core->rec)
+				rec_put(core, MCC_REC_RELEASE, c.cls, c.scope, c.reason, p->route,
+				        p->device, MCC_PATH_HEALTHY, MCC_PATH_HEALTHY, p->generation, n, 0,
+				        NULL, reason);
+			if (c.reason != MCC_REASON_NONE && mcc_task_is_set(&p->task)) {
+				struct mcc_ev e;
+				ev_fill(lane, &e, &p->task, c.reason, c.scope, p->route, &p->route->d,
+				        p->generation, 0);
+				mcc_ev_lane_anomaly(lane, &e);
+			}
+		}
+	}
+	return rc;
+}
+
+static COLD void probe_success(struct mcc_permit *p, uint64_t rctl, uint64_t dctl)
+{
+	if (mcc_ctl_state(rctl) == MCC_PATH_PROBING)
+		atomic_fetch_add_explicit(&p->route->d.probe_ok, 1, RLX);
+	if (mcc_ctl_state(dctl) == MCC_PATH_PROBING)
+		atomic_fetch_add_explicit(&p->device->d.probe_ok, 1, RLX);
+}
+
+static COLD void congestion_feedback(struct mcc_lane *lane, struct mcc_permit *p, uint64_t rctl,
+                                     uint32_t generation, uint64_t ts)
+{
+	struct mcc_core *core = lane->core;
+	uint64_t ep = atomic_load_explicit(&core->epoch_no, RLX);
+	if (lane->cf_epoch == ep && lane->cf_batch == p->task.batch_id &&
+	    lane->cf_task == p->task.task_id)
+		return;
+	lane->cf_epoch = ep;
+	lane->cf_batch = p->task.batch_id;
+	lane->cf_task = p->task.task_id;
+	struct mcc_dom *obs = mcc_ctl_state(rctl) == MCC_PATH_CONGESTED ? &p->route->d
+	                                                                 : &p->device->d;
+	struct mcc_ev e;
+	ev_fill(lane, &e, &p->task, MCC_REASON_CONGESTION_FEEDBACK,
+	        obs->kind == MCC_DOM_DEVICE ? MCC_SCOPE_DEVICE : MCC_SCOPE_ROUTE, p->route, obs,
+	        generation, ts);
+	mcc_ev_lane_anomaly(lane, &e);
+}
+
+static COLD void error_feedback(struct mcc_lane *lane, struct mcc_permit *p,
+                                const struct mcc_completion *wc, uint64_t rctl, uint64_t dctl,
+                                uint32_t gen, uint64_t n)
+{
+	struct mcc_core *core = lane->core;
+	struct mcc_route *r = p->route;
+	struct mcc_cls c = mcc_classify_wc(wc->wc_status);
+	uint32_t rs = mcc_ctl_state(rctl);
+	uint32_t reason = c.reason;
+
+	atomic_fetch_add_explicit(&r->d.errors, 1, RLX);
+	atomic_fetch_add_explicit(&p->device->d.errors, 1, RLX);
+	if (c.flags & MCC_CLS_F_HARD) {
+		uint32_t meta = atomic_load_explicit(&r->d.meta_stale_gen, RLX);
+		if (rs == MCC_PATH_QUARANTINED) {
+			/* already isolated: not counted again */
+		} else if (c.cls == MCC_CLASS_ROUTE_TIMEOUT && meta && gen <= meta) {
+			/* stale metadata not yet refreshed: escalate only once the
+			 * refreshed generation still times out */
+			reason = MCC_REASON_REMOTE_METADATA;
+		} else if (p->flags & MCC_PERMIT_F_PROBE) {
+			if (rs == MCC_PATH_PROBING)
+				atomic_fetch_add_explicit(&r->d.probe_fail, 1, RLX);
+			if (mcc_ctl_state(dctl) == MCC_PATH_PROBING)
+				atomic_fetch_add_explicit(&p->device->d.probe_fail, 1, RLX);
+			reason = MCC_REASON_PROBE_FAILED;
+		} else {
+			/* QP/route scope: never the device (vendor_err never widens) */
+			atomic_fetch_add_explicit(&r->d.hard_pending, 1, RLX);
+		}
+	}
+	if (c.flags & MCC_CLS_F_PRESSURE)
+		atomic_fetch_add_explicit(&r->d.rnr_pending, 1, RLX);
+	if (c.cls == MCC_CLASS_REMOTE_METADATA)
+		raise_u32(&r->d.meta_stale_gen, gen);
+
+	if (core->rec) {
+		bool burst = c.cls == MCC_CLASS_DERIVED_FLUSH && lane->fl_route == r->route_id &&
+		             lane->fl_gen == gen &&
+		             lane->fl_epoch == atomic_load_explicit(&core->epoch_no, RLX);
+		if (c.cls == MCC_CLASS_DERIVED_FLUSH) {
+			lane->fl_route = r->route_id;
+			lane->fl_gen = gen;
+			lane->fl_epoch = atomic_load_explicit(&core->epoch_no, RLX);
+		}
+		if (!burst) /* a flush burst is recorded once */
+			rec_put(core, MCC_REC_WC, c.cls, c.scope, reason, r, p->device, rs, rs, gen, n,
+			        wc->complete_ns, wc, (uint32_t)wc->wc_status);
+	}
+	if (reason != MCC_REASON_NONE && mcc_task_is_set(&p->task)) {
+		struct mcc_ev e;
+		ev_fill(lane, &e, &p->task, reason, c.scope, r, &r->d, gen, wc->complete_ns);
+		e.wc_status = wc->wc_status;
+		e.vendor_err = wc->vendor_err;
+		e.observed |= MCC_OBS_WC;
+		mcc_ev_lane_anomaly(lane, &e);
+	}
+}
+
+static NOINLINE void completion_general(struct mcc_lane *lane, struct mcc_permit *p,
+                                        const struct mcc_completion *wc)
+{
+	if (UNLIKELY(!p->route || !p->device))
+		return;
+	uint64_t live = (p->flags & MCC_PERMIT_F_LIVE) ? p->bytes : 0;
+	if (UNLIKELY(!live)) {
+		count_double(p); /* a settled permit: harmless, counted */
+		return;
+	}
+	uint64_t n = wc->bytes ? wc->bytes : live;
+	if (UNLIKELY(n > live)) {
+		count_double(p);
+		n = live;
+	}
+	struct mcc_route *r = p->route;
+	struct mcc_device *dv = p->device;
+	uint64_t dctl = dom_give(lane, &dv->d, n);
+	uint64_t rctl = dom_give(lane, &r->d, n);
+	p->bytes = live - n;
+	if (!p->bytes)
+		p->flags &= ~MCC_PERMIT_F_LIVE;
+
+	uint32_t gen = wc->generation ? wc->generation : p->generation;
+	if (UNLIKELY(gen < atomic_load_explicit(&r->d.generation, RLX))) {
+		/* late feedback of an old endpoint: accounting only */
+		atomic_fetch_add_explicit(&r->d.stale_feedback, 1, RLX);
+		return;
+	}
+	if (UNLIKELY(wc->wc_status != 0)) {
+		error_feedback(lane, p, wc, rctl, dctl, gen, n);
+		return;
+	}
+	struct mcc_lane_ctr *ld = &dv->d.lanes[lane->id], *lr = &r->d.lanes[lane->id];
+	mcc_ctr_add(&ld->completed_bytes, n);
+	mcc_ctr_add(&ld->completions, 1);
+	mcc_ctr_add(&lr->completed_bytes, n);
+	mcc_ctr_add(&lr->completions, 1);
+	if (wc->post_ns && wc->complete_ns > wc->post_ns) {
+		uint64_t lat = wc->complete_ns - wc->post_ns;
+		mcc_ctr_add(&ld->lat_sum_ns, lat);
+		mcc_ctr_add(&ld->lat_samples, 1);
+		mcc_ctr_add(&lr->lat_sum_ns, lat);
+		mcc_ctr_add(&lr->lat_samples, 1);
+	}
+	if (UNLIKELY(p->flags & MCC_PERMIT_F_PROBE))
+		probe_success(p, rctl, dctl);
+	if (UNLIKELY(atomic_load_explicit(&lane->core->ev_active, RLX) != 0))
+		mcc_ev_lane_success(lane, &p->task, gen);
+	if (UNLIKELY((mcc_ctl_state(rctl) == MCC_PATH_CONGESTED ||
+	              mcc_ctl_state(dctl) == MCC_PATH_CONGESTED) &&
+	             mcc_task_is_set(&p->task)))
+		congestion_feedback(lane, p, rctl, gen, wc->complete_ns);
+}
+
+/* ---------------------------------------------------------------- fast path */
+
+/*
+ * The common case, inline and branch-light: both domains HEALTHY in credit
+ * mode (control word low nibble zero), both lane slots bound to them with the
+ * current epoch, and enough cached credit (admission) or room under the chunk
+ * (settlement). No atomic read-modify-write, no shared-line write. Anything
+ * else takes the general path, which is correct for every case.
+ */
+static inline bool slots_hit(struct mcc_lane *lane, struct mcc_dom *rd, struct mcc_dom *dd,
+                             uint64_t rctl, uint64_t dctl, struct mcc_slot **rs,
+                             struct mcc_slot **ds)
+{
+	*rs = slot_of(lane, rd);
+	*ds = slot_of(lane, dd);
+	return !((rctl | dctl) & MCC_CTL_SLOWPATH) && atomic_load_explicit(&(*rs)->dom, RLX) == rd &&
+	       atomic_load_explicit(&(*ds)->dom, RLX) == dd &&
+	       atomic_load_explicit(&(*rs)->epoch, RLX) == mcc_ctl_epoch(rctl) &&
+	       atomic_load_explicit(&(*ds)->epoch, RLX) == mcc_ctl_epoch(dctl);
+}
+
+int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t generation,
+                         const struct mcc_task_ref *task, struct mcc_permit *p)
+{
+	if (UNLIKELY(!lane || !r || !p || bytes - 1 >= MCC_BYTES_MAX ||
+	             p->struct_size < sizeof(*p) || (p->flags & MCC_PERMIT_F_LIVE)))
+		return -EINVAL;
+	struct mcc_device *dv = atomic_load_explicit(&r->dev, ACQ);
+	uint64_t rctl = atomic_load_explicit(&r->d.ctl, ACQ);
+	uint64_t dctl = atomic_load_explicit(&dv->d.ctl, ACQ);
+	struct mcc_slot *rs, *ds;
+	if (LIKELY(slots_hit(lane, &r->d, &dv->d, rctl, dctl, &rs, &ds))) {
+		uint64_t rc = atomic_load_explicit(&rs->credit, RLX);
+		uint64_t dc = atomic_load_explicit(&ds->credit, RLX);
+		if (LIKELY(rc >= bytes && dc >= bytes &&
+		           generation <= atomic_load_explicit(&r->d.generation, RLX) &&
+		           bytes <= atomic_load_explicit(&r->d.max_slice, RLX))) {
+			atomic_store_explicit(&rs->credit, rc - bytes, RLX);
+			atomic_store_explicit(&ds->credit, dc - bytes, RLX);
+			mcc_ctr_add(&dv->d.lanes[lane->id].admits, 1);
+			mcc_ctr_add(&r->d.lanes[lane->id].admits, 1);
+			p->flags = MCC_PERMIT_F_LIVE;
+			p->route = r;
+			p->device = dv;
+			p->bytes = bytes;
+			p->generation = generation;
+			p->reason = 0;
+			if (task)
+				p->task = *task;
+			else
+				memset(&p->task, 0, sizeof(p->task));
+			return MCC_ADMIT;
+		}
+	}
+	return acquire_general(lane, r, dv, bytes, generation, task, p);
+}
+
+int mcc_core_release(mcc_lane *lane, struct mcc_permit *p, uint64_t bytes, uint32_t reason)
+{
+	if (UNLIKELY(!lane || !p))
+		return -EINVAL;
+	/* live permit, 0 < bytes <= live, unposted */
+	if (LIKELY((p->flags & MCC_PERMIT_F_LIVE) && bytes - 1 < p->bytes &&
+	           reason == MCC_REL_NOT_POSTED)) {
+		struct mcc_route *r = p->route;
+		struct mcc_device *dv = p->device;
+		uint64_t rctl = atomic_load_explicit(&r->d.ctl, ACQ);
+		uint64_t dctl = atomic_load_explicit(&dv->d.ctl, ACQ);
+		struct mcc_slot *rs, *ds;
+		if (LIKELY(slots_hit(lane, &r->d, &dv->d, rctl, dctl, &rs, &ds))) {
+			uint64_t rc = atomic_load_explicit(&rs->credit, RLX) + bytes;
+			uint64_t dc = atomic_load_explicit(&ds->credit, RLX) + bytes;
+			if (LIKELY(rc <= atomic_load_explicit(&r->d.chunk, RLX) &&
+			           dc <= atomic_load_explicit(&dv->d.chunk, RLX))) {
+				atomic_store_explicit(&rs->credit, rc, RLX);
+				atomic_store_explicit(&ds->credit, dc, RLX);
+				p->bytes -= bytes;
+				if (!p->bytes)
+					p->flags &= ~MCC_PERMIT_F_LIVE;
+				return 0;
+			}
+		}
+	}
+	return release_general(lane, p, bytes, reason);
+}
+
+void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit *p, const struct mcc_completion *wc)
+{
+	if (UNLIKELY(!lane || !p || !wc))
+		return;
+	uint64_t n = wc->bytes ? wc->bytes : p->bytes;
+	/* a successful WC on a live (non-probe) permit of the current generation */
+	if (LIKELY((p->flags & (MCC_PERMIT_F_LIVE | MCC_PERMIT_F_PROBE)) == MCC_PERMIT_F_LIVE &&
+	           wc->wc_status == 0 && n - 1 < p->bytes &&
+	           atomic_load_explicit(&lane->core->ev_active, RLX) == 0)) {
+		struct mcc_route *r = p->route;
+		struct mcc_device *dv = p->device;
+		uint32_t gen = wc->generation ? wc->generation : p->generation;
+		uint64_t rctl = atomic_load_explicit(&r->d.ctl, ACQ);
+		uint64_t dctl = atomic_load_explicit(&dv->d.ctl, ACQ);
+		struct mcc_slot *rs, *ds;
+		if (LIKELY(slots_hit(lane, &r->d, &dv->d, rctl, dctl, &rs, &ds) &&
+		           gen >= atomic_load_explicit(&r->d.generation, RLX))) {
+			uint64_t rc = atomic_load_explicit(&rs->credit, RLX) + n;
+			uint64_t dc = atomic_load_explicit(&ds->credit, RLX) + n;
+			if (LIKELY(rc <= atomic_load_explicit(&r->d.chunk, RLX) &&
+			           dc <= atomic_load_explicit(&dv->d.chunk, RLX))) {
+				struct mcc_lane_ctr *ld = &dv->d.lanes[lane->id];
+				struct mcc_lane_ctr *lr = &r->d.lanes[lane->id];
+				atomic_store_explicit(&rs->credit, rc, RLX);
+				atomic_store_explicit(&ds->credit, dc, RLX);
+				p->bytes -= n;
+				if (!p->bytes)
+					p->flags &= ~MCC_PERMIT_F_LIVE;
+				mcc_ctr_add(&ld->completed_bytes, n);
+				mcc_ctr_add(&ld->completions, 1);
+				mcc_ctr_add(&lr->completed_bytes, n);
+				mcc_ctr_add(&lr->completions, 1);
+				if (wc->post_ns && wc->complete_ns > wc->post_ns) {
+					uint64_t lat = wc->complete_ns - wc->post_ns;
+					mcc_ctr_add(&ld->lat_sum_ns, lat);
+					mcc_ctr_add(&ld->lat_samples, 1);
+					mcc_ctr_add(&lr->lat_sum_ns, lat);
+					mcc_ctr_add(&lr->lat_samples, 1);
+				}
+				return;
+			}
+		}
+	}
+	completion_general(lane, p, wc);
+}
+
+void mcc_core_poller_progress(mcc_lane *lane, mcc_device *dev, uint32_t ncqe)
+{
+	(void)ncqe; /* a pass that reaped nothing still proves the poller runs */
+	if (UNLIKELY(!lane || !dev))
+		return;
+	uint64_t ep = atomic_load_explicit(&lane->core->epoch_no, RLX);
+	if (atomic_load_explicit(&dev->d.progress_mark, RLX) != ep)
+		atomic_store_explicit(&dev->d.progress_mark, ep, RLX);
+}

@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * policy.c - instance lifecycle (init/fini), device and route domains,
+ * domain_stats. The vtable itself is assembled by MCC_CORE_DESCRIPTOR
+ * (policy.h) in each thin module, bound to that module's mode.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "policy.h"
+
+/* RFC defaults (design note "Configuration"), used for absent or zero
+ * fields; the host has already validated the values it passes. */
+static void params_from(struct mcc_params *p, const struct mcc_config_v1 *cfg)
+{
+	*p = (struct mcc_params){
+		.min_window = 131072,
+		.max_window = 16777216,
+		.probe_window = 0,
+		.ai_bytes = 262144,
+		.target_drain_us = 200,
+		.high_epochs = 2,
+		.low_epochs = 4,
+		.hard_threshold = 3,
+		.cooldown_ms = 1000,
+		.cooldown_max_ms = 30000,
+		.flap_window_ms = 60000,
+		.epoch_us = 1000,
+		.md_percent = 50,
+		.fr_epochs = 5,
+		.probe_successes = 3,
+		.evidence_tasks = 65536,
+		.recorder_entries = 4096,
+	};
+	if (!cfg)
+		return;
+	size_t sz = cfg->struct_size;
+#define TAKE(field, member)                                                       \
+	do {                                                                      \
+		if (MCC_HAS_MEMBER(struct mcc_config_v1, sz, member) && cfg->member) \
+			p->field = cfg->member;                                   \
+	} while (0)
+	TAKE(min_window, min_window_bytes);
+	TAKE(max_window, max_window_bytes);
+	TAKE(probe_window, probe_window_bytes);
+	TAKE(ai_bytes, ai_bytes);
+	TAKE(target_drain_us, target_drain_us);
+	TAKE(high_epochs, high_pressure_epochs);
+	TAKE(low_epochs, low_pressure_epochs);
+	TAKE(hard_threshold, hard_error_threshold);
+	TAKE(cooldown_ms, cooldown_ms);
+	TAKE(cooldown_max_ms, cooldown_max_ms);
+	TAKE(flap_window_ms, flap_window_ms);
+	TAKE(epoch_us, epoch_us);
+	TAKE(md_percent, md_percent);
+	TAKE(fr_epochs, fast_recovery_epochs);
+	TAKE(probe_successes, probe_successes);
+	TAKE(evidence_tasks, evidence_tasks);
+	TAKE(recorder_entries, recorder_entries);
+#undef TAKE
+	/* defensive clamps (never widen what the host validated) */
+	if (p->max_window < p->min_window)
+		p->max_window = p->min_window;
+	if (p->probe_window > p->min_window)
+		p->probe_window = p->min_window;
+	if (p->md_percent >= 100)
+		p->md_percent = 99;
+	if (p->cooldown_max_ms < p->cooldown_ms)
+		p->cooldown_max_ms = p->cooldown_ms;
+}
+
+/* ------------------------------------------------------------------ init */
+
+int mcc_core_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 *cfg,
+                  struct mcc_init_out_v1 *out, void **ctx, enum mcc_mode mode)
+{
+	if (!host || !ctx || !host->now_ns)
+		return -EINVAL;
+	if (MCC_ABI_MAJOR(host->abi_version) != 1)
+		return -EPROTO;
+	struct mcc_core *core = aligned_alloc(MCC_LINE, (sizeof(*core) + MCC_LINE - 1) &
+	                                                    ~(size_t)(MCC_LINE - 1));
+	if (!core)
+		return -ENOMEM;
+	memset(core, 0, sizeof(*core));
+	core->host = host;
+	core->mode = mode;
+	params_from(&core->p, cfg);
+	uint32_t lanes = MCC_HAS_MEMBER(struct mcc_host_v1, host->struct_size, max_lanes)
+	                     ? host->max_lanes
+	                     : 0;
+	if (!lanes)
+		lanes = MCC_MAX_LANES_DEFAULT;
+	core->max_lanes = lanes < MCC_MAX_LANES_CAP ? lanes : MCC_MAX_LANES_CAP;
+	core->lanes = calloc(core->max_lanes, sizeof(*core->lanes));
+	core->dl = calloc(MCC_DEADLINES_MAX, sizeof(*core->dl));
+	if (mode == MCC_MODE_OBSERVE)
+		core->rec = mcc_rec_create(core->p.recorder_entries);
+	if (!core->lanes || !core->dl || (mode == MCC_MODE_OBSERVE && !core->rec) ||
+	    mcc_ev_init(core) != 0 || pthread_mutex_init(&core->lock, NULL) != 0) {
+		mcc_ev_fini(core);
+		mcc_rec_destroy(core->rec);
+		free(core->dl);
+		free(core->lanes);
+		free(core);
+		return -ENOMEM;
+	}
+	atomic_init(&core->epoch_no, 1);
+	atomic_init(&core->now_ns, host->now_ns(host->clock_arg));
+	if (out && MCC_HAS_MEMBER(struct mcc_init_out_v1, out->struct_size, signal_mask))
+		out->signal_mask = ((1ull << MCC_SIG_KIND_COUNT_) - 1) & ~1ull;
+	if (out && MCC_HAS_MEMBER(struct mcc_init_out_v1, out->struct_size, want_async_events))
+		out->want_async_events = 1;
+	*ctx = core;
+	mcc_log(core, MCC_LOG_INFO,
+	        "mcc: %s mode, window [%llu, %llu], drain target %u us, threshold %u, "
+	        "cooldown %u..%u ms, %u lanes",
+	        mode == MCC_MODE_OBSERVE ? "observe" : "enforce",
+	        (unsigned long long)core->p.min_window, (unsigned long long)core->p.max_window,
+	        core->p.target_drain_us, core->p.hard_threshold, core->p.cooldown_ms,
+	        core->p.cooldown_max_ms, core->max_lanes);
+	return 0;
+}
+
+static void dom_free(struct mcc_dom *d)
+{
+	free(d->lanes);
+	free(d); /* the domain is the first member of its device/route */
+}
+
+static void list_add(struct mcc_dom **head, struct mcc_dom *d)
+{
+	d->prev = NULL;
+	d->next = *head;
+	if (*head)
+		(*head)->prev = d;
+	*head = d;
+}
+
+static void list_del(struct mcc_dom **head, struct mcc_dom *d)
+{
+	if (d->prev)
+		d->prev->next = d->next;
+	else
+		*head = d->next;
+	if (d->next)
+		d->next->prev = d->prev;
+	d->next = d->prev = NULL;
+}
+
+void mcc_core_fini(void *ctx)
+{
+	struct mcc_core *core = ctx;
+	if (!core)
+		return;
+	for (uint32_t i = 0; i < core->max_lanes; i++)
+		if (core->lanes[i]) {
+			mcc_ev_ring_fini(&core->lanes[i]->ring);
+			free(core->lanes[i]);
+		}
+	struct mcc_dom *lists[3] = { core->devices, core->routes, core->zombies };
+	for (int l = 0; l < 3; l++)
+		for (struct mcc_dom *d = lists[l], *n; d; d = n) {
+			n = d->next;
+			dom_free(d);
+		}
+	mcc_ev_fini(core);
+	mcc_rec_destroy(core->rec);
+	free(core->reg);
+	free(core->dl);
+	free(core->lanes);
+	pthread_mutex_destroy(&core->lock);
+	free(core);
+}
+
+/* --------------------------------------------------------------- domains */
+
+static void *dom_alloc(struct mcc_core *core, size_t size)
+{
+	size = (size + MCC_LINE - 1) & ~(size_t)(MCC_LINE - 1);
+	struct mcc_dom *d = aligned_alloc(MCC_LINE, size);
+	if (!d)
+		return NULL;
+	memset(d, 0, size);
+	d->lanes = aligned_alloc(MCC_LINE, core->max_lanes * sizeof(*d->lanes));
+	if (!d->lanes) {
+		free(d);
+		return NULL;
+	}
+	memset(d->lanes, 0, core->max_lanes * sizeof(*d->lanes));
+	return d;
+}
+
+/* Closed domain: freed now, or by tick once no lane slot references it. */
+static void dom_retire(struct mcc_core *core, struct mcc_dom **list, struct mcc_dom *d)
+{
+	list_del(list, d);
+	d->closed = true;
+	if (atomic_load_explicit(&d->bindings, ACQ) == 0)
+		dom_free(d);
+	else
+		list_add(&core->zombies, d);
+}
+
+void mcc_dom_sweep_zombies(struct mcc_core *core)
+{
+	for (struct mcc_dom *d = core->zombies, *n; d; d = n) {
+		n = d->next;
+		if (atomic_load_explicit(&d->bindings, ACQ) == 0) {
+			list_del(&core->zombies, d);
+			dom_free(d);
+		}
+	}
+}
+
+int mcc_core_device_open(void *ctx, const struct mcc_device_desc *desc, mcc_device **out)
+{
+	struct mcc_core *core = ctx;
+	if (!core || !desc || !out)
+		return -EINVAL;
+	struct mcc_device *dv = dom_alloc(core, sizeof(*dv));
+	if (!dv)
+		return -ENOMEM;
+	dv->device_id = desc->device_id;
+	dv->num_ports = desc->num_ports;
+	if (MCC_HAS_MEMBER(struct mcc_device_desc, desc->struct_size, link_rate_bps))
+		dv->link_rate_bps = desc->link_rate_bps;
+	if (desc->name) {
+		strncpy(dv->name, desc->name, sizeof(dv->name) - 1);
+		dv->name[sizeof(dv->name) - 1] = '\0';
+	}
+	pthread_mutex_lock(&core->lock);
+	mcc_dom_init(core, &dv->d, MCC_DOM_DEVICE, core->next_dev++);
+	list_add(&core->devices, &dv->d);
+	pthread_mutex_unlock(&core->lock);
+	*out = dv;
+	return 0;
+}
+
+void mcc_core_device_close(void *ctx, mcc_device *dv)
+{
+	struct mcc_core *core = ctx;
+	if (!core || !dv)
+		return;
+	pthread_mutex_lock(&core->lock);
+	for (uint32_t i = 0; i < core->ndl; i++)
+		if (core->dl[i].dev == dv)
+			core->dl[i].dev = NULL;
+	dom_retire(core, &core->devices, &dv->d);
+	pthread_mutex_unlock(&core->lock);
+}
+
+int mcc_core_route_open(void *ctx, mcc_device *dv, const struct mcc_route_desc *desc,
+                        mcc_route **out)
+{
+	struct mcc_core *core = ctx;
+	if (!core || !dv || !desc || !out)
+		return -EINVAL;
+	struct mcc_route *r = dom_alloc(core, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	atomic_init(&r->dev, dv);
+	r->port_num = desc->port_num;
+	r->cq_id = desc->cq_id;
+	r->route_id = desc->route_id;
+	if (MCC_HAS_MEMBER(struct mcc_route_desc, desc->struct_size, remote_id))
+		r->remote_id = desc->remote_id;
+	if (MCC_HAS_MEMBER(struct mcc_route_desc, desc->struct_size, peer_path) && desc->peer_path) {
+		strncpy(r->path, desc->peer_path, sizeof(r->path) - 1);
+		r->path[sizeof(r->path) - 1] = '\0';
+	}
+	r->refs = 1;
+	atomic_init(&r->d.generation, desc->generation);
+	pthread_mutex_lock(&core->lock);
+	for (struct mcc_dom *x = core->routes; x; x = x->next) {
+		struct mcc_route *o = (struct mcc_route *)x;
+		if (atomic_load_explicit(&o->dev, RLX) == dv && o->route_id == desc->route_id) {
+			o->refs++; /* already open: the same handle */
+			pthread_mutex_unlock(&core->lock);
+			dom_free(&r->d);
+			*out = o;
+			return 0;
+		}
+	}
+	r->name_idx = mcc_reg_get(core, dv->device_id, r->route_id, r->path);
+	mcc_dom_init(core, &r->d, MCC_DOM_ROUTE, core->next_idx++);
+	list_add(&core->routes, &r->d);
+	pthread_mutex_unlock(&core->lock);
+	*out = r;
+	return 0;
+}
+
+int mcc_core_route_rebind(void *ctx, mcc_route *r, mcc_device *dv, uint32_t port_num,
+                          uint32_t cq_id)
+{
+	struct mcc_core *core = ctx;
+	if (!core || !r || !dv)
+		return -EINVAL;
+	pthread_mutex_lock(&core->lock);
+	/* state and window stay; live permits settle on their own device */
+	atomic_store_explicit(&r->dev, dv, REL);
+	r->port_num = port_num;
+	r->cq_id = cq_id;
+	pthread_mutex_unlock(&core->lock);
+	return 0;
+}
+
+void mcc_core_route_close(void *ctx, mcc_route *r)
+{
+	struct mcc_core *core = ctx;
+	if (!core || !r)
+		return;
+	pthread_mutex_lock(&core->lock);
+	if (--r->refs > 0) {
+		pthread_mutex_unlock(&core->lock);
+		return;
+	}
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < core->ndl; i++)
+		if (core->dl[i].route != r)
+			core->dl[k++] = core->dl[i];
+	core->ndl = k;
+	dom_retire(core, &core->routes, &r->d);
+	pthread_mutex_unlock(&core->lock);
+}
+
+/* ------------------------------------------------------------- statistics */
+
+int mcc_core_domain_stats(void *ctx, int kind, const void *domain, struct mcc_domain_stats *out)
+{
+	struct mcc_core *core = ctx;
+	if (!core || !domain || !out || out->struct_size < 8 ||
+	    (kind != MCC_DOMAIN_DEVICE && kind != MCC_DOMAIN_ROUTE))
+		return -EINVAL;
+	const struct mcc_dom *d = domain; /* first member of mcc_device / mcc_route */
+	if (d->kind != (kind == MCC_DOMAIN_DEVICE ? (uint32_t)MCC_DOM_DEVICE : (uint32_t)MCC_DOM_ROUTE))
+		return -EINVAL;
+	struct mcc_domain_stats s;
+	memset(&s, 0, sizeof(s));
+	pthread_mutex_lock(&core->lock);
+	uint64_t now = mcc_core_now(core);
+	s.state = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
+	s.window_bytes = atomic_load_explicit(&d->window, RLX);
+	s.inflight_bytes = mcc_dom_inflight(d);
+	s.generation = atomic_load_explicit(&d->generation, RLX);
+	s.hard_errors = d->cs.hard_errors;
+	s.cooldown_ms = mcc_ctl_cooldown_left_ms(d, now);
+	for (uint32_t i = 0; i < core->max_lanes; i++) {
+		s.admits += atomic_load_explicit(&d->lanes[i].admits, RLX);
+		s.completed_bytes += atomic_load_explicit(&d->lanes[i].completed_bytes, RLX);
+		s.completions += atomic_load_explicit(&d->lanes[i].completions, RLX);
+	}
+	s.defers = atomic_load_explicit(&d->defers, RLX);
+	s.avoids = atomic_load_explicit(&d->avoids, RLX);
+	s.would_defer = atomic_load_explicit(&d->would_defer, RLX);
+	s.would_avoid = atomic_load_explicit(&d->would_avoid, RLX);
+	s.errors = atomic_load_explicit(&d->errors, RLX);
+	s.stale_feedback = atomic_load_explicit(&d->stale_feedback, RLX);
+	s.double_release = atomic_load_explicit(&d->double_release, RLX);
+	s.quarantines = d->cs.quarantines;
+	s.probes = atomic_load_explicit(&d->probes, RLX);
+	s.window_cuts = d->cs.window_cuts;
+	s.drain_us = d->cs.drain_us;
+	s.rate_bps = d->cs.rate;
+	s.suppressed_deadlines = atomic_load_explicit(&d->suppressed, RLX);
+	pthread_mutex_unlock(&core->lock);
+	s.struct_size = out->struct_size;
+	memcpy(out, &s, out->struct_size < sizeof(s) ? out->struct_size : sizeof(s));
+	return 0;
+}

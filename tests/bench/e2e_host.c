@@ -1,0 +1,523 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * e2e_host.c - one end-to-end arm of the benchmark: a closed-loop bulk
+ * workload through the TE (or TENT) host stub on the fabric model, one
+ * sender machine and one receiver machine. Built twice: e2e_host (hooks
+ * compiled in; mode off/observe/enforce from an ini file) and
+ * e2e_host_nocc (hooks compiled out: the compile-out arm). e2e.py runs each
+ * arm as its own process, interleaved, and reads the child's rusage.
+ *
+ *   e2e_host [--msg BYTES] [--conc N] [--duration S] [--exec sim|threaded]
+ *            [--mode off|observe|enforce] [--engine te|tent] [--devs D]
+ *            [--seed N] [--module-dir DIR] [--link-gbps G]
+ *
+ * Prints one line "E2E key=value ..." (see print_result). Every transfer's
+ * payload is verified against the source checksum at completion.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../host_stubs/fabric/model.h"
+#include "../../host_stubs/te/te.h"
+#include "../../host_stubs/tent/tent.h"
+#include "mcc_hooks.h"
+
+#define E2E_MAX_SLOTS 256
+/* Finished batches are freed this many completions later, not at once: the
+ * TE host stub (threaded executor) can still touch a slice of a batch that
+ * completed a moment ago (te.c post_group: pq_pop after post_send, seen as a
+ * heap-use-after-free with 4 KiB transfers). Same lag in every arm. */
+#define E2E_FREE_LAG 256
+
+struct e2e_slot {
+	uint64_t batch;
+	uint64_t t_submit;
+	uint64_t expect;
+	uint64_t t_done;
+	int busy;
+	_Atomic int done;
+};
+
+struct e2e {
+	/* options */
+	uint64_t msg;
+	uint32_t conc, devs;
+	double duration_s;
+	int exec_kind, tent;
+	const char *mode, *module_dir;
+	uint64_t seed, link_bps;
+	/* world */
+	mcc_exec *ex;
+	mcc_fab_model *model;
+	struct mcc_fab_model_cfg mcfg;
+	struct mcc_host_env env;
+	te_engine *te;
+	tent_engine *tn;
+	char *src, *dst;
+	size_t len;
+	uint32_t rnode;
+	char ini[64];
+	mcc_actor *app, *fab;
+	/* workload */
+	struct e2e_slot slots[E2E_MAX_SLOTS];
+	uint32_t outstanding;
+	uint64_t seq, end_ns;
+	int draining;
+	uint64_t bytes_ok, tasks_ok, tasks_failed, corrupt, submit_fail;
+	uint64_t states[4];
+	uint64_t *lat;
+	size_t nlat, caplat;
+	uint64_t freeq[E2E_FREE_LAG];
+	size_t nfree, free_head;
+};
+
+static int get_segment(void *arg, uint32_t seg, struct mcc_seg_desc *out)
+{
+	struct e2e *w = arg;
+	if (seg != w->rnode)
+		return -ENOENT;
+	memset(out, 0, sizeof(*out));
+	out->node = w->rnode;
+	out->ndev = w->devs;
+	out->nports = 1;
+	out->base = (uint64_t)(uintptr_t)w->dst;
+	out->length = w->len;
+	for (uint32_t d = 0; d < w->devs; d++)
+		out->rkey[d] = mcc_fab_model_lookup_rkey(w->model, w->rnode, d, w->dst);
+	return 0;
+}
+
+static void on_task_done(void *arg, uint64_t batch, uint64_t task)
+{
+	struct e2e *w = arg;
+	(void)task;
+	for (uint32_t i = 0; i < w->conc; i++)
+		if (w->slots[i].busy && w->slots[i].batch == batch) {
+			w->slots[i].t_done = mcc_exec_now(w->ex);
+			atomic_store(&w->slots[i].done, 1);
+			mcc_exec_wake(w->app, w->slots[i].t_done + 500);
+			return;
+		}
+}
+
+static int eng_submit(struct e2e *w, uint64_t *batch, void *src, uint64_t off)
+{
+	if (!w->tent) {
+		*batch = te_allocate_batch(w->te, 1);
+		struct te_request rq = {TE_OPCODE_WRITE, src, (int32_t)w->rnode, off, w->msg};
+		return te_submit(w->te, *batch, &rq, 1);
+	}
+	*batch = tent_allocate_batch(w->tn, 1);
+	tent_request_t rq;
+	memset(&rq, 0, sizeof(rq));
+	rq.opcode = TENT_OPCODE_WRITE;
+	rq.source = src;
+	rq.target_id = w->rnode;
+	rq.target_offset = off;
+	rq.length = w->msg;
+	return tent_submit(w->tn, *batch, &rq, 1);
+}
+
+static void eng_free(struct e2e *w, uint64_t batch)
+{
+	if (!w->tent)
+		te_free_batch(w->te, batch);
+	else
+		tent_free_batch(w->tn, batch);
+}
+
+/* freeBatchID, E2E_FREE_LAG completions later (batch == 0: flush all) */
+static void free_later(struct e2e *w, uint64_t batch, int flush)
+{
+	if (flush) {
+		for (size_t i = 0; i < w->nfree; i++)
+			eng_free(w, w->freeq[(w->free_head + i) % E2E_FREE_LAG]);
+		w->nfree = w->free_head = 0;
+		return;
+	}
+	if (w->nfree == E2E_FREE_LAG) {
+		eng_free(w, w->freeq[w->free_head]);
+		w->free_head = (w->free_head + 1) % E2E_FREE_LAG;
+		w->nfree--;
+	}
+	w->freeq[(w->free_head + w->nfree++) % E2E_FREE_LAG] = batch;
+}
+
+/* 1 completed, 2 failed, 0 otherwise; *cs = caller-visible congestion state */
+static int eng_finish(struct e2e *w, uint64_t batch, int *cs)
+{
+	int st;
+	*cs = MCC_TASK_UNKNOWN;
+	if (!w->tent) {
+		struct te_transfer_status ts = {0, 0};
+		te_get_transfer_status(w->te, batch, 0, &ts);
+		te_get_task_congestion_state(w->te, batch, 0, cs);
+		st = ts.status == TE_STATUS_COMPLETED ? 1 : ts.status == TE_STATUS_FAILED ? 2 : 0;
+	} else {
+		tent_status_t ts = {0, 0};
+		tent_task_status(w->tn, batch, 0, &ts);
+		tent_get_task_congestion_state(w->tn, batch, 0, cs);
+		st = ts.status == TENT_STATUS_COMPLETED ? 1 : ts.status == TENT_STATUS_FAILED ? 2 : 0;
+	}
+	free_later(w, batch, 0);
+	return st;
+}
+
+static void lat_add(struct e2e *w, uint64_t v)
+{
+	if (w->nlat == w->caplat) {
+		size_t cap = w->caplat ? w->caplat * 2 : 4096;
+		uint64_t *a = realloc(w->lat, cap * sizeof(*a));
+		if (!a)
+			return;
+		w->lat = a;
+		w->caplat = cap;
+	}
+	w->lat[w->nlat++] = v;
+}
+
+/* The application: `conc` transfers outstanding, each verified. */
+static uint64_t app_step(void *arg, uint64_t now)
+{
+	struct e2e *w = arg;
+	for (uint32_t i = 0; i < w->conc; i++) {
+		struct e2e_slot *sl = &w->slots[i];
+		if (!sl->busy || !atomic_load(&sl->done))
+			continue;
+		int cs;
+		int st = eng_finish(w, sl->batch, &cs);
+		if (cs >= 0 && cs < 4)
+			w->states[cs]++;
+		if (st == 1) {
+			if (mcc_host_checksum(w->dst + (uint64_t)i * w->msg, w->msg) != sl->expect)
+				w->corrupt += w->msg;
+			else
+				w->bytes_ok += w->msg;
+			w->tasks_ok++;
+			lat_add(w, sl->t_done - sl->t_submit);
+		} else {
+			w->tasks_failed++;
+		}
+		sl->busy = 0;
+		atomic_store(&sl->done, 0);
+		w->outstanding--;
+	}
+	if (w->draining || now >= w->end_ns)
+		return MCC_EXEC_PARK;
+	for (uint32_t i = 0; i < w->conc; i++) {
+		struct e2e_slot *sl = &w->slots[i];
+		if (sl->busy)
+			continue;
+		char *src = w->src + (uint64_t)i * w->msg;
+		w->seq++;
+		memcpy(src, &w->seq, sizeof(w->seq)); /* fresh content per transfer */
+		memcpy(src + w->msg - sizeof(now), &now, sizeof(now));
+		sl->expect = mcc_host_checksum(src, w->msg);
+		sl->t_submit = now;
+		sl->busy = 1;
+		atomic_store(&sl->done, 0);
+		if (eng_submit(w, &sl->batch, src, (uint64_t)i * w->msg) != 0) {
+			sl->busy = 0;
+			w->submit_fail++;
+			continue;
+		}
+		w->outstanding++;
+	}
+	return MCC_EXEC_PARK;
+}
+
+static int all_idle(void *arg)
+{
+	struct e2e *w = arg;
+	return w->draining && w->outstanding == 0;
+}
+
+static void fab_sched(void *arg, uint64_t at)
+{
+	struct e2e *w = arg;
+	mcc_exec_wake(w->fab, at);
+}
+
+static uint64_t fab_step(void *arg, uint64_t now)
+{
+	struct e2e *w = arg;
+	uint64_t next = mcc_fab_model_advance(w->model, now);
+	if (mcc_exec_kind(w->ex) == MCC_EXEC_THREADED) /* real time: poll the model */
+		return next == MCC_FAB_NEVER ? now + 200000 : (next > now + 200000 ? now + 200000 : next);
+	return next == MCC_FAB_NEVER ? MCC_EXEC_PARK : next;
+}
+
+static double cpu_ms(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3 +
+	       (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
+}
+
+static double wall_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double pct_us(const uint64_t *v, size_t n, double p)
+{
+	if (!n)
+		return 0;
+	size_t i = (size_t)ceil(p * (double)n);
+	i = i ? i - 1 : 0;
+	if (i >= n)
+		i = n - 1;
+	return (double)v[i] / 1000.0;
+}
+
+static const char *const state_names[] = {"HEALTHY", "CONGESTED", "SUSPECT", "QUARANTINED",
+                                          "PROBING"};
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: e2e_host [--msg BYTES] [--conc N] [--duration S] [--exec sim|threaded]\n"
+	                "                [--mode off|observe|enforce] [--engine te|tent] [--devs D]\n"
+	                "                [--seed N] [--module-dir DIR] [--link-gbps G]\n");
+}
+
+static int parse(struct e2e *w, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!v)
+			return -1;
+		i++;
+		if (!strcmp(a, "--msg"))
+			w->msg = strtoull(v, NULL, 0);
+		else if (!strcmp(a, "--conc"))
+			w->conc = (uint32_t)strtoul(v, NULL, 0);
+		else if (!strcmp(a, "--duration"))
+			w->duration_s = strtod(v, NULL);
+		else if (!strcmp(a, "--exec"))
+			w->exec_kind = !strcmp(v, "threaded") ? MCC_EXEC_THREADED : MCC_EXEC_SIM;
+		else if (!strcmp(a, "--mode"))
+			w->mode = v;
+		else if (!strcmp(a, "--engine"))
+			w->tent = !strcmp(v, "tent");
+		else if (!strcmp(a, "--devs"))
+			w->devs = (uint32_t)strtoul(v, NULL, 0);
+		else if (!strcmp(a, "--seed"))
+			w->seed = strtoull(v, NULL, 0);
+		else if (!strcmp(a, "--module-dir"))
+			w->module_dir = v;
+		else if (!strcmp(a, "--link-gbps"))
+			w->link_bps = (uint64_t)(strtod(v, NULL) * 1e9);
+		else
+			return -1;
+	}
+	if (w->msg < 64 || w->conc < 1 || w->conc > E2E_MAX_SLOTS || w->devs < 1 ||
+	    w->devs > MCC_FAB_MAX_DEVS || w->duration_s <= 0)
+		return -1;
+	return 0;
+}
+
+static int write_ini(struct e2e *w)
+{
+	strcpy(w->ini, "/tmp/mcc-e2e-XXXXXX");
+	int fd = mkstemp(w->ini);
+	if (fd < 0)
+		return -errno;
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -errno;
+	}
+	fprintf(f, "[policy]\nmode = %s\n", w->mode);
+	if (w->module_dir)
+		fprintf(f, "module_dir = %s\n", w->module_dir);
+	fclose(f);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct e2e w;
+	int rc = 1;
+	w.msg = 1u << 20;
+	w.conc = 8;
+	w.devs = 2;
+	w.duration_s = 0.2;
+	w.exec_kind = MCC_EXEC_SIM;
+	w.mode = "off";
+	w.seed = 1;
+	if (parse(&w, argc, argv) != 0) {
+		usage();
+		return 2;
+	}
+	double cpu_start = cpu_ms();
+	w.ex = mcc_exec_create(w.exec_kind, w.seed);
+	mcc_fab_model_cfg_defaults(&w.mcfg);
+	w.mcfg.nodes = 2;
+	w.mcfg.devs_per_node = w.devs;
+	w.mcfg.seed = w.seed;
+	if (w.link_bps)
+		w.mcfg.link_bps = w.link_bps;
+	w.model = mcc_fab_model_create(&w.mcfg);
+	w.rnode = 1;
+	w.len = (size_t)w.conc * w.msg;
+	w.dst = calloc(1, w.len);
+	w.src = malloc(w.len);
+	if (!w.ex || !w.model || !w.dst || !w.src)
+		return 1;
+	struct mcc_fab_handle h = mcc_fab_model_handle(w.model);
+	struct mcc_fab_mr mr[MCC_FAB_MAX_DEVS];
+	for (uint32_t d = 0; d < w.devs; d++) { /* receiver: passive memory on each NIC */
+		mcc_fab_dev *dv = h.ops->open_device(h.fab, w.rnode, d);
+		h.ops->reg_mr(dv, w.dst, w.len, &mr[d]);
+		h.ops->close_device(dv);
+	}
+	if (MCC_CC_COMPILED_IN && write_ini(&w) != 0)
+		return 1;
+	w.env.ex = w.ex;
+	w.env.fab = h;
+	w.env.get_segment = get_segment;
+	w.env.seg_arg = &w;
+	w.env.cc_ini_path = MCC_CC_COMPILED_IN ? w.ini : NULL;
+	w.env.cc_module_dir = w.module_dir;
+	w.env.cc_ignore_env = 1;
+	w.fab = mcc_exec_add(w.ex, "fabric", fab_step, &w, MCC_EXEC_PARK);
+	mcc_fab_model_set_sched(w.model, fab_sched, &w);
+	if (!w.tent) {
+		struct te_config c;
+		te_config_defaults(&c);
+		c.node = 0;
+		w.te = te_engine_create(&c, &w.env);
+		if (!w.te)
+			goto out;
+		te_set_task_notify(w.te, on_task_done, &w);
+	} else {
+		struct tent_config c;
+		tent_config_defaults(&c);
+		c.node = 0;
+		w.tn = tent_engine_create(&c, &w.env);
+		if (!w.tn)
+			goto out;
+		tent_set_task_notify(w.tn, on_task_done, &w);
+	}
+	uint64_t x = w.seed * 31 + 1; /* pseudo-random payload */
+	for (size_t k = 0; k + 8 <= w.len; k += 8) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		memcpy(w.src + k, &x, 8);
+	}
+	if (w.te)
+		te_register_memory(w.te, w.src, w.len);
+	else
+		tent_register_memory(w.tn, w.src, w.len);
+	w.end_ns = (uint64_t)(w.duration_s * 1e9);
+	w.app = mcc_exec_add(w.ex, "app", app_step, &w, 1000);
+
+	/* measured: the run and its drain */
+	double cpu0 = cpu_ms(), wall0 = wall_s();
+	mcc_exec_run(w.ex, w.end_ns, NULL, NULL);
+	uint64_t t_end = mcc_exec_now(w.ex);
+	w.draining = 1;
+	mcc_exec_wake(w.app, t_end);
+	mcc_exec_run(w.ex, t_end + 40000000000ull, all_idle, &w);
+	if (mcc_exec_kind(w.ex) == MCC_EXEC_THREADED) /* threads joined: reap */
+		app_step(&w, mcc_exec_now(w.ex));
+	uint64_t t_fin = mcc_exec_now(w.ex);
+	free_later(&w, 0, 1);
+	double run_cpu = cpu_ms() - cpu0, run_wall = wall_s() - wall0;
+
+	/* results */
+	struct mcc_fab_model_stats ms;
+	mcc_fab_model_stats(w.model, &ms);
+	uint64_t defers, avoids, admits, vcpu;
+	int64_t leaked;
+	const char *cc;
+	if (w.te) {
+		struct te_stats s;
+		te_get_stats(w.te, &s);
+		defers = s.defers, avoids = s.avoids, admits = s.admits, vcpu = s.cpu_virtual_ns;
+		leaked = s.permits_live;
+		cc = te_cc_mode(w.te);
+	} else {
+		struct tent_stats s;
+		tent_get_stats(w.tn, &s);
+		defers = s.defers, avoids = s.avoids, admits = s.admits, vcpu = s.cpu_virtual_ns;
+		leaked = s.permits_live;
+		cc = tent_cc_mode(w.tn);
+	}
+	/* controller state in force: each device domain and its route to the
+	 * receiver's NIC of the same index (absent when compiled out / off) */
+	char states[128] = "";
+	uint64_t win_min = UINT64_MAX, quar = 0, cuts = 0;
+	uint32_t nctx = w.te ? te_num_contexts(w.te) : tent_num_devices(w.tn);
+	for (uint32_t c = 0; c < nctx; c++)
+		for (int r = -1; r < (int)w.devs; r++) {
+			struct mcc_domain_stats st;
+			memset(&st, 0, sizeof(st));
+			st.struct_size = sizeof(st);
+			int e = w.te ? te_domain_stats(w.te, c, r < 0 ? -1 : (int)w.rnode, r < 0 ? 0 : r, &st)
+			             : tent_domain_stats(w.tn, c, r < 0 ? -1 : (int)w.rnode, r < 0 ? 0 : r,
+			                                 &st);
+			if (e != 0)
+				continue;
+			leaked += (int64_t)st.inflight_bytes;
+			quar += st.quarantines;
+			cuts += st.window_cuts;
+			if (r >= 0 && st.window_bytes && st.window_bytes < win_min)
+				win_min = st.window_bytes;
+			if (r >= 0) {
+				size_t l = strlen(states);
+				snprintf(states + l, sizeof(states) - l, "%s%u.%d:%s", l ? "," : "", c, r,
+				         st.state < 5 ? state_names[st.state] : "?");
+			}
+		}
+	qsort(w.lat, w.nlat, sizeof(*w.lat), cmp_u64);
+	double model_s = (double)t_fin / 1e9; /* run + drain: every verified byte */
+	printf("E2E arm=%s cc=%s engine=%s exec=%s msg=%" PRIu64 " conc=%u devs=%u dur=%.6f "
+	       "t_end_s=%.6f t_fin_s=%.6f wall_s=%.6f run_cpu_ms=%.3f setup_cpu_ms=%.3f vcpu_ms=%.3f "
+	       "bytes_ok=%" PRIu64 " tasks_ok=%" PRIu64 " tasks_failed=%" PRIu64 " submit_fail=%" PRIu64
+	       " corrupt=%" PRIu64 " lost=%" PRIu64 " goodput_gbps=%.6f p50_us=%.3f p99_us=%.3f "
+	       "p999_us=%.3f qpeak=%" PRIu64 " pause_ms=%.3f defers=%" PRIu64 " avoids=%" PRIu64
+	       " admits=%" PRIu64 " leaked=%" PRId64 " quarantines=%" PRIu64 " window_cuts=%" PRIu64
+	       " route_window_min=%" PRIu64 " s_normal=%" PRIu64 " s_congested=%" PRIu64
+	       " s_unavail=%" PRIu64 " s_unknown=%" PRIu64 " wc_errors=%" PRIu64 " states=%s\n",
+	       MCC_CC_COMPILED_IN ? w.mode : "compile-out", cc, w.te ? "te" : "tent",
+	       w.exec_kind == MCC_EXEC_SIM ? "sim" : "threaded", w.msg, w.conc, w.devs, w.duration_s,
+	       (double)t_end / 1e9, (double)t_fin / 1e9, run_wall, run_cpu, cpu0 - cpu_start, (double)vcpu / 1e6,
+	       w.bytes_ok, w.tasks_ok, w.tasks_failed, w.submit_fail, w.corrupt,
+	       (uint64_t)w.outstanding * w.msg, model_s > 0 ? (double)w.bytes_ok * 8 / model_s / 1e9 : 0,
+	       pct_us(w.lat, w.nlat, 0.5), pct_us(w.lat, w.nlat, 0.99), pct_us(w.lat, w.nlat, 0.999),
+	       ms.queue_peak_bytes, (double)ms.pause_ns / 1e6, defers, avoids, admits, leaked, quar,
+	       cuts, win_min == UINT64_MAX ? 0 : win_min, w.states[0], w.states[1], w.states[2],
+	       w.states[3], ms.wc_errors, states[0] ? states : "-");
+	fflush(stdout);
+	rc = (w.corrupt || w.outstanding || leaked) ? 3 : 0;
+out:
+	if (w.te)
+		te_engine_destroy(w.te);
+	if (w.tn)
+		tent_engine_destroy(w.tn);
+	mcc_fab_model_destroy(w.model);
+	mcc_exec_destroy(w.ex);
+	if (w.ini[0])
+		unlink(w.ini);
+	free(w.src);
+	free(w.dst);
+	free(w.lat);
+	return rc;
+}

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_hosts.c - the TE and TENT host stubs under the deterministic
+ * executor: RFC outcomes per scenario, determinism, and the hook points
+ * (through a spy policy module counting every callback).
+ */
+#include "../../host_stubs/fabric/fabric.h"
+#include "../../host_stubs/scenario/scenario.h"
+#include "../../host_stubs/sim/exec.h"
+#include "../cu_driver.h"
+#include "mcc_policy_v1.h"
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* must match tests/hosts/spy.c */
+struct mcc_spy {
+	_Atomic uint64_t acquire, admit, defer, avoid, release, completion, progress, async, signal,
+	    tick, task_query, batch_free, route_open, route_rebind, device_open, lane_open;
+	_Atomic int64_t live_bytes;
+	_Atomic uint64_t over_settle;
+	_Atomic uint64_t sig_kind[MCC_SIG_KIND_COUNT_];
+	_Atomic uint64_t async_type[32];
+	_Atomic uint64_t wc_status[32];
+	_Atomic uint64_t defer_first;
+	char avoid_suffix[16];
+	_Atomic uint32_t last_generation;
+};
+
+static const char *mdir;
+static char spy_path[4096];
+static struct mcc_spy *spy;
+static void *spy_handle;
+
+static int have_module(const char *name)
+{
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/mcc-policy-%s.so", mdir, name);
+	return access(p, R_OK) == 0;
+}
+
+static int run(const char *scen, const char *mode, int engine, uint64_t seed,
+               struct mcc_scn_result *r)
+{
+	struct mcc_scn_opts o;
+	memset(&o, 0, sizeof(o));
+	o.scenario = scen;
+	o.mode = mode;
+	o.engine = engine;
+	o.exec = MCC_EXEC_SIM;
+	o.seed = seed;
+	o.quick = 1;
+	o.module_dir = mdir;
+	if (!strcmp(mode, "spy")) {
+		o.mode = "enforce";
+		o.module = spy_path;
+	}
+	return mcc_scn_run(&o, r);
+}
+
+static void assert_clean(const struct mcc_scn_result *r)
+{
+	CU_ASSERT_EQUAL(r->bytes_lost, 0);
+	CU_ASSERT_EQUAL(r->bytes_corrupted, 0);
+	CU_ASSERT_EQUAL(r->permits_leaked, 0);
+	CU_ASSERT(r->tasks_done > 0);
+}
+
+static void spy_reset(void)
+{
+	memset(spy, 0, sizeof(*spy));
+}
+
+/* ---------------------------------------------------------------- outcomes */
+
+static void test_all_scenarios_deliver_every_byte_off_and_observe(void)
+{
+	for (const char *const *n = mcc_scn_names(); *n; n++) {
+		if (!strcmp(*n, "flap"))
+			continue; /* long: covered in enforce */
+		struct mcc_scn_result r;
+		for (int en = 0; en < 2; en++) {
+			CU_ASSERT_EQUAL_FATAL(run(*n, "off", en, 1, &r), 0);
+			assert_clean(&r);
+			/* controller off: the caller sees UNKNOWN only */
+			CU_ASSERT_EQUAL(r.task_states[0] + r.task_states[1] + r.task_states[2], 0);
+		}
+	}
+}
+
+static void test_same_seed_twice_is_bit_identical(void)
+{
+	struct mcc_scn_result a, b, c;
+	const char *mode = have_module("aimd") ? "enforce" : "off";
+	CU_ASSERT_EQUAL_FATAL(run("incast", mode, 0, 7, &a), 0);
+	CU_ASSERT_EQUAL_FATAL(run("incast", mode, 0, 7, &b), 0);
+	CU_ASSERT_EQUAL(a.digest, b.digest);
+	CU_ASSERT_EQUAL(a.queue_peak_bytes, b.queue_peak_bytes);
+	CU_ASSERT_DOUBLE_EQUAL(a.p99_us, b.p99_us, 0.0);
+	CU_ASSERT_EQUAL_FATAL(run("incast", mode, 0, 8, &c), 0);
+	CU_ASSERT_NOT_EQUAL(a.digest, c.digest); /* the seed matters */
+	CU_ASSERT_EQUAL_FATAL(run("flush", mode, 1, 3, &a), 0);
+	CU_ASSERT_EQUAL_FATAL(run("flush", mode, 1, 3, &b), 0);
+	CU_ASSERT_EQUAL(a.digest, b.digest);
+}
+
+static void test_incast_enforce_keeps_queue_below_off_with_goodput(void)
+{
+	if (!have_module("aimd")) {
+		printf("(aimd module not built: skipped) ");
+		return;
+	}
+	struct mcc_scn_result off, enf;
+	CU_ASSERT_EQUAL_FATAL(run("incast", "off", 0, 1, &off), 0);
+	CU_ASSERT_EQUAL_FATAL(run("incast", "enforce", 0, 1, &enf), 0);
+	assert_clean(&off);
+	assert_clean(&enf);
+	printf("(queue peak off %llu KiB enforce %llu KiB; goodput %.1f/%.1f Gb/s) ",
+	       (unsigned long long)off.queue_peak_bytes >> 10,
+	       (unsigned long long)enf.queue_peak_bytes >> 10, off.goodput_gbps, enf.goodput_gbps);
+	CU_ASSERT(enf.queue_peak_bytes * 2 < off.queue_peak_bytes);
+	CU_ASSERT(enf.goodput_gbps > 0.85 * off.goodput_gbps);
+	CU_ASSERT(enf.task_states[1] > 0); /* callers see CONGESTED */
+}
+
+static void test_flapped_rail_quarantined_avoided_probed_recovered(void)
+{
+	if (!have_module("aimd")) {
+		printf("(aimd module not built: skipped) ");
+		return;
+	}
+	struct mcc_scn_result r;
+	CU_ASSERT_EQUAL_FATAL(run("flap", "enforce", 0, 1, &r), 0);
+	printf("(timeline %s, quarantines %llu, avoids %llu, probes %llu) ", r.state_timeline,
+	       (unsigned long long)r.quarantines, (unsigned long long)r.avoids,
+	       (unsigned long long)r.probes);
+	assert_clean(&r);
+	CU_ASSERT(r.quarantines >= 1);
+	CU_ASSERT(r.avoids >= 1);
+	CU_ASSERT(r.probes >= 1);
+	CU_ASSERT(strstr(r.state_timeline, "QUARANTINED") != NULL);
+	CU_ASSERT_EQUAL(r.watch_final_state, MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(r.tasks_failed, 0);
+}
+
+static void test_receiver_pressure_does_not_slow_other_receivers(void)
+{
+	const char *mode = have_module("aimd") ? "enforce" : "off";
+	struct mcc_scn_result h, p;
+	struct mcc_scn_opts o;
+	memset(&o, 0, sizeof(o));
+	CU_ASSERT_EQUAL_FATAL(run("rxpressure", mode, 0, 1, &p), 0);
+	assert_clean(&p);
+	/* baseline: the same three flows with a healthy receiver 1 */
+	CU_ASSERT_EQUAL_FATAL(run("rxpressure", mode, 0, 1, &h), 0);
+	printf("(flows %.1f %.1f %.1f Gb/s) ", p.flow_gbps[0], p.flow_gbps[1], p.flow_gbps[2]);
+	/* the unaffected receivers keep at least their fair share of the NIC */
+	CU_ASSERT(p.flow_gbps[0] > 25.0 / 3 * 0.8);
+	CU_ASSERT(p.flow_gbps[2] > 25.0 / 3 * 0.8);
+	CU_ASSERT(p.flow_gbps[1] < p.flow_gbps[0]);
+}
+
+static void test_failed_device_never_marks_remote_peer_down(void)
+{
+	const char *mode = have_module("aimd") ? "enforce" : "off";
+	for (int en = 0; en < 2; en++) {
+		struct mcc_scn_result r;
+		CU_ASSERT_EQUAL_FATAL(run("multinic", mode, en, 1, &r), 0);
+		assert_clean(&r);
+		CU_ASSERT_EQUAL(r.tasks_failed, 0);
+		CU_ASSERT_EQUAL(r.healthy_quarantined, 0); /* routes via devices 2,3 */
+		CU_ASSERT_EQUAL(r.task_states[MCC_TASK_LONG_UNAVAILABLE], 0);
+	}
+}
+
+static void test_flush_burst_and_stale_rkey_are_not_path_failures(void)
+{
+	const char *mode = have_module("aimd") ? "enforce" : "off";
+	for (int en = 0; en < 2; en++) {
+		struct mcc_scn_result r;
+		CU_ASSERT_EQUAL_FATAL(run("flush", mode, en, 1, &r), 0);
+		assert_clean(&r);
+		CU_ASSERT_EQUAL(r.tasks_failed, 0);
+		CU_ASSERT_EQUAL(r.quarantines, 0);
+		CU_ASSERT_EQUAL(r.task_states[MCC_TASK_LONG_UNAVAILABLE], 0);
+	}
+}
+
+/* ------------------------------------------------------------- hook points */
+
+static void test_every_admitted_slice_settles_exactly_once(void)
+{
+	for (int en = 0; en < 2; en++) {
+		struct mcc_scn_result r;
+		spy_reset();
+		CU_ASSERT_EQUAL_FATAL(run("flush", "spy", en, 1, &r), 0);
+		assert_clean(&r);
+		CU_ASSERT(atomic_load(&spy->admit) > 0);
+		CU_ASSERT_EQUAL(atomic_load(&spy->live_bytes), 0);
+		CU_ASSERT_EQUAL(atomic_load(&spy->over_settle), 0);
+		CU_ASSERT_EQUAL(atomic_load(&spy->admit),
+		                atomic_load(&spy->completion) + atomic_load(&spy->release));
+		CU_ASSERT(atomic_load(&spy->wc_status[IBV_WC_WR_FLUSH_ERR]) > 0);
+		CU_ASSERT(atomic_load(&spy->progress) > 0); /* poller_progress per pass */
+		CU_ASSERT(atomic_load(&spy->tick) > 0);     /* monitor epochs */
+		CU_ASSERT(atomic_load(&spy->async_type[IBV_EVENT_QP_FATAL]) > 0);
+		CU_ASSERT(atomic_load(&spy->sig_kind[MCC_SIG_ENDPOINT_REBUILT]) > 0);
+		CU_ASSERT(atomic_load(&spy->sig_kind[MCC_SIG_METADATA_STALE]) > 0);
+		CU_ASSERT_EQUAL(atomic_load(&spy->batch_free), r.tasks_done + r.tasks_failed);
+		CU_ASSERT(atomic_load(&spy->task_query) >= r.tasks_done);
+		if (en == 1) /* TENT feeds DeviceSelector telemetry */
+			CU_ASSERT(atomic_load(&spy->sig_kind[MCC_SIG_DEVICE_TELEMETRY]) > 0);
+	}
+}
+
+static void test_defer_leaves_slices_queued_and_loses_nothing(void)
+{
+	for (int en = 0; en < 2; en++) {
+		struct mcc_scn_result r;
+		spy_reset();
+		atomic_store(&spy->defer_first, 5000);
+		CU_ASSERT_EQUAL_FATAL(run("healthy", "spy", en, 1, &r), 0);
+		assert_clean(&r);
+		CU_ASSERT(r.defers >= 5000);
+		CU_ASSERT_EQUAL(r.tasks_failed, 0);
+		CU_ASSERT_EQUAL(atomic_load(&spy->live_bytes), 0);
+	}
+}
+
+static void test_avoid_redispatches_to_other_rail_without_penalty(void)
+{
+	for (int en = 0; en < 2; en++) {
+		struct mcc_scn_result r;
+		spy_reset();
+		strcpy(spy->avoid_suffix, "@mlx5_0");
+		CU_ASSERT_EQUAL_FATAL(run("healthy", "spy", en, 1, &r), 0);
+		assert_clean(&r);
+		CU_ASSERT(r.avoids > 0);
+		CU_ASSERT_EQUAL(r.rail_pauses, 0); /* an avoidance is not a failure */
+		CU_ASSERT_EQUAL(r.tasks_failed, 0);
+		spy->avoid_suffix[0] = 0;
+	}
+}
+
+static void test_local_nic_handoff_rebinds_route(void)
+{
+	struct mcc_scn_result r;
+	spy_reset();
+	CU_ASSERT_EQUAL_FATAL(run("multinic", "spy", 0, 1, &r), 0);
+	assert_clean(&r);
+	CU_ASSERT(atomic_load(&spy->route_rebind) > 0);
+	CU_ASSERT(atomic_load(&spy->async_type[IBV_EVENT_DEVICE_FATAL]) > 0);
+	CU_ASSERT(atomic_load(&spy->async_type[IBV_EVENT_PORT_ERR]) > 0);
+}
+
+static int init_suite(void)
+{
+	mdir = getenv("MCC_TEST_MODULE_DIR");
+	const char *bd = getenv("MCC_TEST_BUILDDIR");
+	if (!mdir || !bd)
+		return 1;
+	snprintf(spy_path, sizeof(spy_path), "%s/tests/hosts/.libs/mcc-policy-spy.so", bd);
+	spy_handle = dlopen(spy_path, RTLD_NOW | RTLD_LOCAL);
+	if (!spy_handle)
+		return 1;
+	spy = dlsym(spy_handle, "mcc_spy");
+	return spy ? 0 : 1;
+}
+
+static int fini_suite(void)
+{
+	if (spy_handle)
+		dlclose(spy_handle);
+	return 0;
+}
+
+static CU_pSuite t_init_hosts_tests(void)
+{
+	CU_pSuite s = CU_add_suite("hosts", init_suite, fini_suite);
+	if (!s)
+		return NULL;
+	MCC_CU_ADD(s, test_all_scenarios_deliver_every_byte_off_and_observe);
+	MCC_CU_ADD(s, test_same_seed_twice_is_bit_identical);
+	MCC_CU_ADD(s, test_incast_enforce_keeps_queue_below_off_with_goodput);
+	MCC_CU_ADD(s, test_flapped_rail_quarantined_avoided_probed_recovered);
+	MCC_CU_ADD(s, test_receiver_pressure_does_not_slow_other_receivers);
+	MCC_CU_ADD(s, test_failed_device_never_marks_remote_peer_down);
+	MCC_CU_ADD(s, test_flush_burst_and_stale_rkey_are_not_path_failures);
+	MCC_CU_ADD(s, test_every_admitted_slice_settles_exactly_once);
+	MCC_CU_ADD(s, test_defer_leaves_slices_queued_and_loses_nothing);
+	MCC_CU_ADD(s, test_avoid_redispatches_to_other_rail_without_penalty);
+	MCC_CU_ADD(s, test_local_nic_handoff_rebinds_route);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	static const mcc_cu_suite_fn s[] = {t_init_hosts_tests};
+	return mcc_cu_main(argc, argv, s, 1);
+}

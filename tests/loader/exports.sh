@@ -1,0 +1,82 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# exports.sh - every shipped module (modules/.libs/mcc-policy-*.so) exports
+# exactly its descriptor symbols mcc_policy_v<N> (STYLE 22) and has no ELF
+# constructor of its own (nothing may run at dlopen time; toolchain and
+# sanitizer start-up code is allowed); libmcc exports only the mcc_* API of
+# mcc_loader.h. The test-only module with a constructor proves the
+# constructor check can fail.
+. "$MCC_TEST_SRCDIR/tests/loader/toolchain.sh"
+
+moddir=$MCC_TEST_BUILDDIR/modules/.libs
+baddir=$MCC_TEST_BUILDDIR/tests/loader/bad/.libs
+libmcc=$MCC_TEST_BUILDDIR/host_stubs/libmcc/.libs/libmcc.so
+
+defined() {
+	$NM -D --defined-only "$1" | awk 'NF >= 3 { print $3 }' | sed 's/@.*//' | sort -u
+}
+
+# Names of the functions an object's .init_array runs (empty when readelf
+# is missing).
+ctors() {
+	command -v "$READELF" >/dev/null 2>&1 || return 0
+	set -- "$1" $($READELF -W -S "$1" |
+		awk '{ for (i = 1; i <= NF; i++) if ($i == ".init_array") print $(i + 2), $(i + 4) }')
+	test $# -eq 3 || return 0
+	so=$1 start=$((0x$2)) size=$((0x$3))
+	# Position-independent .init_array entries are R_*_RELATIVE relocations
+	# whose addend is the function's address.
+	$READELF -W -r "$so" | awk '$3 ~ /_RELATIVE$/ { print $1, $4 }' |
+	while read -r off val; do
+		off=$((0x$off))
+		test "$off" -ge "$start" && test "$off" -lt $((start + size)) || continue
+		$NM "$so" 2>/dev/null | awk -v a="$((0x$val))" '
+			{ v = 0; h = tolower($1)
+			  for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+			  if (v == a && ($2 == "t" || $2 == "T")) { print $3; exit } }'
+	done
+}
+
+# Allowed: crtbegin's frame_dummy and sanitizer module constructors.
+allowed_ctor() {
+	case $1 in
+	frame_dummy | asan.module_ctor | tsan.module_ctor | ubsan.module_ctor | \
+	_GLOBAL__sub_I_00099_* | _GLOBAL__sub_I_00001_*) return 0 ;;
+	esac
+	return 1
+}
+
+count=0
+for so in "$moddir"/mcc-policy-*.so; do
+	test -f "$so" || continue
+	count=$((count + 1))
+	syms=$(defined "$so")
+	test -n "$syms" || failed "$so exports nothing"
+	echo "$syms" | grep -qx 'mcc_policy_v1' || failed "$so does not export mcc_policy_v1"
+	bad=$(echo "$syms" | grep -vE '^mcc_policy_v[0-9]+$')
+	test -z "$bad" || failed "$so exports more than mcc_policy_v*: $(echo $bad)"
+	for c in $(ctors "$so"); do
+		allowed_ctor "$c" || failed "$so has an ELF constructor: $c"
+	done
+	echo "ok: $(basename "$so"): $(echo $syms)"
+done
+test "$count" -gt 0 || failed "no module in $moddir"
+
+# libmcc: the loader API only.
+syms=$(defined "$libmcc")
+bad=$(echo "$syms" | grep -vE '^mcc_[a-z][a-z0-9_]*$')
+test -z "$bad" || failed "libmcc exports non-API symbols: $(echo $bad)"
+echo "$syms" | grep -qx mcc_instance_acquire || failed "libmcc lacks mcc_instance_acquire"
+echo "$syms" | grep -q '^mcc_policy_v' && failed "libmcc exports a module descriptor"
+
+# The constructor check itself: it must see the test module's constructor.
+if command -v "$READELF" >/dev/null 2>&1; then
+	found=0
+	for c in $(ctors "$baddir/mcc-policy-ctor.so"); do
+		allowed_ctor "$c" || found=1
+	done
+	test "$found" -eq 1 || failed "constructor check did not detect mcc-policy-ctor.so's constructor"
+else
+	echo "note: readelf not found, constructor check skipped"
+fi
+exit $fail

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* lt_util.h - helpers shared by the tests/loader programs: temporary
+ * directories and files, the test environment, and a capturing logger. */
+#ifndef MCC_LT_UTIL_H
+#define MCC_LT_UTIL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "mcc_loader.h"
+
+#define LT_PATH 4096
+#define LT_LOG_MSG 2048
+
+/* Create a fresh private directory under $TMPDIR (or /tmp); 0 or -errno. */
+int lt_mkdtemp(char *out, size_t len);
+/* Remove a directory tree made by the tests (restores write permission). */
+void lt_rmtree(const char *dir);
+/* Write `text` to dir/name with `mode`; the path goes to `path`. 0 or -errno. */
+int lt_write(const char *dir, const char *name, const char *text, mode_t mode, char *path,
+             size_t len);
+/* Write `len` bytes (NULs allowed) to dir/name with `mode`. */
+int lt_write_bytes(const char *dir, const char *name, const void *data, size_t len, mode_t mode,
+                   char *path, size_t plen);
+/* Copy at most `limit` bytes of `src` to `dst` (created with `mode`). */
+int lt_copy(const char *src, const char *dst, mode_t mode, size_t limit);
+
+/* $MCC_TEST_MODULE_DIR (modules/.libs), NULL if unset. */
+const char *lt_module_dir(void);
+/* $MCC_TEST_BUILDDIR/tests/loader/bad/.libs, NULL if unset. */
+const char *lt_bad_dir(void);
+/* $MCC_TEST_MODULE_DIR/mcc-policy-null.so. */
+const char *lt_null_so(void);
+/* Unset every MC_ADAPTIVE_CC_* variable. */
+void lt_clear_env(void);
+
+/* A logger that keeps what it is given (thread-safe). */
+struct lt_log {
+	pthread_mutex_t mu;
+	int count[4];            /* per enum mcc_log_level */
+	char last[4][LT_LOG_MSG];/* last message per level */
+	char all[32768];         /* every message, one per line */
+};
+void lt_log_init(struct lt_log *log);
+void lt_log_fini(struct lt_log *log);
+void lt_log_fn(void *arg, int level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+int lt_log_has(struct lt_log *log, const char *needle);
+
+/* Options for mcc_instance_acquire with the capturing logger, the given ini
+ * file and the environment ignored. */
+void lt_opts(struct mcc_loader_opts *o, struct lt_log *log, const char *ini);
+
+/* True when the fallback semantics hold: mode off, name null, and the
+ * vtable admits and settles (double release -EALREADY). */
+int lt_is_usable_off(const mcc_instance *inst);
+#endif

@@ -1,0 +1,814 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_loader.c - mcc_instance_acquire/release through the real loader:
+ * loading the null module and test modules from generated ini files, every
+ * refusal (broken descriptors, unsafe files and directories, missing and
+ * non-ELF files, mode mismatch) ending in a usable "controller off"
+ * instance with one clear error, the single policy authority (sharing,
+ * reference counting, -EBUSY), and the host table handed to modules.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cu_driver.h"
+#include "lt_util.h"
+#include "mcc_loader.h"
+
+static char dir[LT_PATH];
+static char ini[LT_PATH];
+static const char *moddir, *baddir;
+
+static int suite_init(void)
+{
+	lt_clear_env();
+	moddir = lt_module_dir();
+	baddir = lt_bad_dir();
+	if (!moddir || !baddir) {
+		mcc_cu_skip("MCC_TEST_MODULE_DIR / MCC_TEST_BUILDDIR not set (run from make check)");
+		return 0;
+	}
+	return lt_mkdtemp(dir, sizeof(dir)) == 0 ? 0 : -1;
+}
+
+static int suite_clean(void)
+{
+	lt_clear_env();
+	lt_rmtree(dir);
+	return 0;
+}
+
+/* Write `text` (a printf format) as a fresh ini file and acquire with it. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static int
+acquire_ini(struct lt_log *log, mcc_instance **inst, const char *fmt, ...)
+{
+	static int seq;
+	struct mcc_loader_opts o;
+	char text[8192], name[32];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	snprintf(name, sizeof(name), "l%d.ini", seq++);
+	if (lt_write(dir, name, text, 0644, ini, sizeof(ini)) != 0)
+		return -1000;
+	lt_opts(&o, log, ini);
+	return mcc_instance_acquire(&o, inst);
+}
+
+/* The file a callback lives in. */
+static const char *where(const void *fn)
+{
+	Dl_info info;
+
+	if (!dladdr(fn, &info) || !info.dli_fname)
+		return "";
+	return info.dli_fname;
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+	size_t a = strlen(s), b = strlen(tail);
+
+	return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+/* Nothing is loaded: another module loads and unloads cleanly. */
+static void assert_nothing_loaded(void)
+{
+	struct lt_log log;
+	mcc_instance *inst = NULL;
+	int rc;
+
+	lt_log_init(&log);
+	rc = acquire_ini(&log, &inst, "[policy]\nmode = off\nmodule = baseline\nmodule_dir = %s\n",
+	                 baddir);
+	if (rc != 0)
+		fprintf(stderr, "assert_nothing_loaded: %d %s\n", rc, mcc_instance_error(inst));
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_STRING_EQUAL(mcc_instance_name(inst), "baseline");
+	mcc_instance_release(inst);
+	lt_log_fini(&log);
+}
+
+/* A refused acquire: rc, the usable off instance, one error logged and
+ * returned by mcc_instance_error, nothing left loaded. */
+static void expect_off(const char *what, int rc, int want_rc, mcc_instance *inst,
+                       struct lt_log *log, const char *substr)
+{
+	const char *e = mcc_instance_error(inst);
+	int ok = rc == want_rc && lt_is_usable_off(inst) && strstr(e, substr) != NULL &&
+	         log->count[MCC_LOG_ERROR] == 1 && strcmp(log->last[MCC_LOG_ERROR], e) == 0 &&
+	         mcc_instance_config(inst)->policy.mode == MCC_MODE_OFF;
+
+	if (!ok)
+		fprintf(stderr, "%s: rc %d (want %d), error '%s' (want '%s'), %d errors logged\n", what,
+		        rc, want_rc, e, substr, log->count[MCC_LOG_ERROR]);
+	CU_ASSERT_TRUE(ok);
+	/* Releasing the static fallback is a no-op, however often. */
+	mcc_instance_release(inst);
+	mcc_instance_release(inst);
+	CU_ASSERT_TRUE(lt_is_usable_off(inst));
+	assert_nothing_loaded();
+}
+
+/* ------------------------------------------------------------ good loads */
+
+static void test_null_module_loads_from_a_generated_ini(void)
+{
+	struct lt_log log;
+	mcc_instance *inst = NULL;
+	const struct mcc_config *c;
+	int rc;
+
+	lt_log_init(&log);
+	rc = acquire_ini(&log, &inst,
+	                 "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n"
+	                 "[controller]\nmin_window_bytes = 65536\nepoch_us = 250\n",
+	                 moddir);
+	CU_ASSERT_EQUAL_FATAL(rc, 0);
+	CU_ASSERT_STRING_EQUAL(mcc_instance_error(inst), "");
+	CU_ASSERT_STRING_EQUAL(mcc_instance_name(inst), "null");
+	CU_ASSERT_EQUAL(mcc_instance_mode(inst), MCC_MODE_OFF);
+	CU_ASSERT_TRUE(ends_with(where((const void *)mcc_instance_ops(inst)->try_acquire),
+	                         "/mcc-policy-null.so"));
+	c = mcc_instance_config(inst);
+	CU_ASSERT_EQUAL(c->policy.min_window_bytes, 65536);
+	CU_ASSERT_EQUAL(c->policy.epoch_us, 250);
+	CU_ASSERT_STRING_EQUAL(c->module, "null");
+	CU_ASSERT_TRUE(lt_is_usable_off(inst));
+	CU_ASSERT_EQUAL(log.count[MCC_LOG_ERROR], 0);
+	CU_ASSERT_TRUE(lt_log_has(&log, "policy 'null' (mode off) loaded from"));
+	mcc_instance_release(inst);
+	assert_nothing_loaded();
+	lt_log_fini(&log);
+}
+
+static void test_mode_off_runs_the_builtin_without_any_file(void)
+{
+	struct lt_log log;
+	struct mcc_loader_opts o;
+	mcc_instance *inst = NULL;
+
+	lt_log_init(&log);
+	lt_opts(&o, &log, NULL);
+	o.module_dir = "/nonexistent/mcc";
+	CU_ASSERT_EQUAL_FATAL(mcc_instance_acquire(&o, &inst), 0);
+	CU_ASSERT_STRING_EQUAL(mcc_instance_error(inst), "");
+	CU_ASSERT_STRING_EQUAL(mcc_instance_name(inst), "null");
+	CU_ASSERT_FALSE(ends_with(where((const void *)mcc_instance_ops(inst)->init),
+	                          "/mcc-policy-null.so"));
+	CU_ASSERT_TRUE(lt_is_usable_off(inst));
+	mcc_instance_release(inst);
+
+	/* module = none: the same, explicitly. */
+	CU_ASSERT_EQUAL(acquire_ini(&log, &inst, "[policy]\nmode = off\nmodule = none\n"), 0);
+	CU_ASSERT_TRUE(lt_is_usable_off(inst));
+	mcc_instance_release(inst);
+	CU_ASSERT_EQUAL(log.count[MCC_LOG_ERROR], 0);
+	assert_nothing_loaded();
+	lt_log_fini(&log);
+}
+
+static void test_absolute_module_path_loads(void)
+{
+	struct lt_log log;
+	mcc_instance *inst = NULL;
+	char sub[LT_PATH + 16], so[LT_PATH + 64];
+
+	lt_log_init(&log);
+	snprintf(sub, sizeof(sub), "%s/abs", dir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(sub, 0755), 0);
+	snprintf(so, sizeof(so), "%s/any-name.so", sub);
+	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), so, 0755, SIZE_MAX), 0);
+	CU_ASSERT_EQUAL(acquire_ini(&log, &inst, "[policy]\nmode = off\nmodule = %s\n", so), 0);
+	CU_ASSERT_STRING_EQUAL(mcc_instance_name(inst), "null");
+	CU_ASSERT_TRUE(lt_is_usable_off(inst));
+	mcc_instance_release(inst);
+	assert_nothing_loaded();
+	lt_log_fini(&log);
+}
+
+/* ------------------------------------------------ broken test modules */
+
+struct bad_module {
+	const char *id;
+	int rc;
+	const char *message;
+};
+
+static const struct bad_module bad_modules[] = {
+	{ "nosym", -EPROTO, "no 'mcc_policy_v1' symbol: not an mcc policy module" },
+	{ "badmajor", -EPROTO, "ABI version 2.0, this host implements major 1" },
+	{ "small", -EPROTO, "descriptor struct_size 100 is smaller than the v1.0 descriptor (200 bytes)" },
+	{ "noname", -EPROTO, "descriptor name is NULL" },
+	{ "badname", -EPROTO, "descriptor name 'Bad/Name' is invalid" },
+	{ "nocap", -EPROTO, "capabilities lack MCC_CAP_THREAD_SAFE" },
+	{ "noinit", -EPROTO, "descriptor has no init()" },
+	{ "badmode", -EPROTO, "descriptor declares an invalid mode 7" },
+	{ "initfail", -ENOMEM, "init() failed: Cannot allocate memory (-12)" },
+	{ "unresolved", -ENOEXEC, "undefined symbol: mcc_test_undefined_function" },
+};
+
+static void test_broken_modules_leave_the_controller_off(void)
+{
+	for (size_t i = 0; i < sizeof(bad_modules) / sizeof(bad_modules[0]); i++) {
+		const struct bad_module *b = &bad_modules[i];
+		struct lt_log log;
+		mcc_instance *inst = NULL;
+		char want[256];
+		int rc;
+
+		lt_log_init(&log);
+		rc = acquire_ini(&log, &inst, "[policy]\nmode = off\nmodule = %s\nmodule_dir = %s\n",
+		                 b->id, baddir);
+		snprintf(want, sizeof(want), "module '%s': ", b->id);
+		CU_ASSERT_EQUAL(strncmp(mcc_instance_error(inst), want, strlen(want)), 0);
+		expect_off(b->id, rc, b->rc, inst, &log, b->message);
+		if (strcmp(b->id, "initfail") == 0)
+			CU_ASSERT_TRUE(lt_log_has(&log, "initfail: init refuses (test module)"));
+		lt_log_fini(&log);
+	}
+}
+
+/* ------------------------------------------------------- unsafe files */
+
+static void make_dir(const char *name, mode_t mode, char *out, size_t len)
+{
+	CU_ASSERT_FATAL((size_t)snprintf(out, len, "%s/%s", dir, name) < len);
+	CU_ASSERT_EQUAL_FATAL(mkdir(out, 0700), 0);
+	CU_ASSERT_EQUAL_FATAL(chmod(out, mode), 0);
+}
+
+static void load_from(const char *what, const char *module, const char *from, int want_rc,
+                      const char *message)
+{
+	struct lt_log log;
+	mcc_instance *inst = NULL;
+	int rc;
+
+	lt_log_init(&log);
+	rc = acquire_ini(&log, &inst, "[policy]\nmode = off\nmodule = %s\nmodule_dir = %s\n", module,
+	                 from);
+	expect_off(what, rc, want_rc, inst, &log, message);
+	lt_log_fini(&log);
+}
+
+static void test_world_writable_module_file_is_refused(void)
+{
+	char sub[LT_PATH], so[LT_PATH + 64], real[LT_PATH + 64], want[LT_PATH + 128];
+
+	make_dir("wwfile", 0755, sub, sizeof(sub));
+	snprintf(so, sizeof(so), "%s/mcc-policy-null.so", sub);
+	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), so, 0757, SIZE_MAX), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(so, real));
+	snprintf(want, sizeof(want), "module file %s is writable by others (mode 0757)", real);
+	load_from("world-writable file", "null", sub, -EPERM, want);
+}
+
+static void test_world_writable_module_directory_is_refused(void)
+{
+	char sub[LT_PATH], so[LT_PATH + 64], real[LT_PATH + 64], want[LT_PATH + 128];
+
+	make_dir("wwdir", 0777, sub, sizeof(sub));
+	snprintf(so, sizeof(so), "%s/mcc-policy-null.so", sub);
+	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), so, 0755, SIZE_MAX), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(sub, real));
+	snprintf(want, sizeof(want), "directory %s is writable by others (mode 0777)", real);
+	load_from("world-writable directory", "null", sub, -EPERM, want);
+	/* Sticky (like /tmp) does not help: others can still add files. */
+	CU_ASSERT_EQUAL(chmod(sub, 01777), 0);
+	load_from("sticky world-writable directory", "null", sub, -EPERM, "writable by others");
+}
+
+static void test_symlink_into_a_world_writable_directory_is_refused(void)
+{
+	char safe[LT_PATH], open_dir[LT_PATH], target[LT_PATH + 64], link[LT_PATH + 64];
+	char real[LT_PATH + 64], want[LT_PATH + 128];
+
+	make_dir("linkdir", 0755, safe, sizeof(safe));
+	make_dir("linktarget", 0777, open_dir, sizeof(open_dir));
+	snprintf(target, sizeof(target), "%s/real.so", open_dir);
+	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), target, 0755, SIZE_MAX), 0);
+	snprintf(link, sizeof(link), "%s/mcc-policy-null.so", safe);
+	CU_ASSERT_EQUAL_FATAL(symlink(target, link), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(open_dir, real));
+	snprintf(want, sizeof(want), "directory %s is writable by others", real);
+	load_from("symlink into a world-writable directory", "null", safe, -EPERM, want);
+}
+
+static void test_missing_module_file_is_reported(void)
+{
+	char sub[LT_PATH], want[LT_PATH + 128];
+
+	make_dir("empty", 0755, sub, sizeof(sub));
+	snprintf(want, sizeof(want), "%s/mcc-policy-aimd.so: not found", sub);
+	load_from("missing file", "aimd", sub, -ENOENT, want);
+}
+
+static void test_non_elf_and_truncated_files_are_refused(void)
+{
+	char sub[LT_PATH], path[LT_PATH + 64];
+
+	make_dir("junk", 0755, sub, sizeof(sub));
+	CU_ASSERT_EQUAL_FATAL(lt_write(sub, "mcc-policy-junk.so", "not an ELF file\n", 0644, path,
+	                               sizeof(path)),
+	                      0);
+	load_from("non-ELF file", "junk", sub, -ENOEXEC, "is not an ELF shared object");
+	/* Truncated: dlopen() itself would die of SIGBUS mapping the missing
+	 * segments; the loader checks the program headers first. */
+	snprintf(path, sizeof(path), "%s/mcc-policy-trunc.so", sub);
+	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), path, 0755, 1000), 0);
+	load_from("truncated ELF file", "trunc", sub, -ENOEXEC, "is truncated");
+	snprintf(path, sizeof(path), "%s/mcc-policy-hdr.so", sub);
+	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), path, 0755, 40), 0);
+	load_from("ELF header only", "hdr", sub, -ENOEXEC, "is not an ELF shared object");
+	snprintf(path, sizeof(path), "%s/mcc-policy-empty.so", sub);
+	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), path, 0755, 0), 0);
+	load_from("empty file", "empty", sub, -ENOEXEC, "is not an ELF shared object");
+	/* ELF, but not a shared object: the null module marked ET_REL. */
+	snprintf(path, sizeof(path), "%s/mcc-policy-reloc.so", sub);
+	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), path, 0755, SIZE_MAX), 0);
+	{
+		const unsigned char et_rel[2] = { 1, 0 }; /* e_type, little-endian */
+		int fd = open(path, O_WRONLY);
+
+		CU_ASSERT_FATAL(fd >= 0);
+		CU_ASSERT_EQUAL(pwrite(fd, et_rel, 2, 16), 2);
+		close(fd);
+	}
+	load_from("relocatable ELF", "reloc", sub, -ENOEXEC, "(ELF type 1)");
+}
+
+static void test_directory_named_like_a_module_is_refused(void)
+{
+	char sub[LT_PATH], d[LT_PATH + 64];
+
+	make_dir("dirmod", 0755, sub, sizeof(sub));
+	snprintf(d, sizeof(d), "%s/mcc-policy-dirmod.so", sub);
+	CU_ASSERT_EQUAL_FATAL(mkdir(d, 0755), 0);
+	load_from("directory as module", "dirmod", sub, -EINVAL, "is not a regular file");
+}
+
+static void test_module_owned_by_another_user_is_refused(void)
+{
+	char sub[LT_PATH], so[LT_PATH + 64];
+
+	if (geteuid() != 0)
+		return; /* only root can give a file away */
+	make_dir("owner", 0755, sub, sizeof(sub));
+	snprintf(so, sizeof(so), "%s/mcc-policy-null.so", sub);
+	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), so, 0755, SIZE_MAX), 0);
+	CU_ASSERT_EQUAL_FATAL(chown(so, 12345, 12345), 0);
+	load_from("file of another user", "null", sub, -EPERM,
+	          "is owned by uid 12345, neither root nor the effective user");
+	CU_ASSERT_EQUAL_FATAL(chown(so, 0, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(chown(sub, 12345, 12345), 0);
+	load_from("directory of another user", "null", sub, -EPERM,
+	          "is owned by uid 12345, neither root nor the effective user");
+}
+
+static void test_file_declaring_another_name_is_refused(void)
+{
+	char sub[LT_PATH], so[LT_PATH + 64];
+
+	make_dir("renamed", 0755, sub, sizeof(sub));
+	snprintf(so, sizeof(so), "%s/mcc-policy-other.so", sub);
+	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), so, 0755, SIZE_MAX), 0);
+	load_from("renamed module", "other", sub, -EPROTO,
+	          "the file of module 'other' declares the name 'null'");
+}
+
+/* ---------------------------------------------------------------- modes */
+
+static void test_module_mode_must_equal_configured_mode(void)
+{
+	struct lt_log log;
+	mcc_instance *inst = NULL;
+	int rc;
+
+	lt_log_init(&log);
+	rc = acquire_ini(&log, &inst, "[policy]\nmode = enforce\nmodule = null\nmodule_dir = %s\n",
+	                 moddir);
+	expect_off("null as enforce", rc, -EINVAL, inst, &log,
+	           "the module implements mode off, but the configuration sets mode = enforce");
+	lt_log_fini(&log);
+
+	lt_log_init(&log);
+	rc = acquire_ini(&log, &inst, "[policy]\nmode = observe\nmodule = none\n");
+	expect_off("none as observe", rc, -EINVAL, inst, &log,
+	           "module 'none' (built-in null): the module implements mode off, but the "
+	           "configuration sets mode = observe");
+	lt_log_fini(&log);
+}
+
+static void test_config_errors_leave_the_controller_off(void)
+{
+	struct lt_log log;
+	struct mcc_config c;
+	mcc_instance *inst = NULL;
+	char err[2048];
+	int rc;
+
+	lt_log_init(&log);
+	rc = acquire_ini(&log, &inst, "[policy]\nmode = observe\n[controller]\nmin_window_bytes = 0\n");
+	/* The same message as mcc_config_load gives for the file. */
+	CU_ASSERT_EQUAL(mcc_config_load(ini, 1, &c, err, sizeof(err)), -EINVAL);
+	expect_off("config error", rc, -EINVAL, inst, &log, err);
+	lt_log_fini(&log);
+}
+
+static void test_tent_plugin_beside_enforce_leaves_the_controller_off(void)
+{
+	struct lt_log log;
+	mcc_instance *inst = NULL;
+	int rc;
+
+	lt_log_init(&log);
+	rc = acquire_ini(&log, &inst,
+	                 "[policy]\nmode = enforce\nmodule_dir = %s\n[engine]\ntent_cc_plugin = aimd\n",
+	                 moddir);
+	expect_off("tent plugin + enforce", rc, -EINVAL, inst, &log, "second congestion controller");
+	lt_log_fini(&log);
+}
+
+static void test_qos_is_allowed_beside_a_policy(void)
+{
+	struct lt_log log;
+	mcc_instance *inst = NULL;
+
+	lt_log_init(&log);
+	CU_ASSERT_EQUAL(acquire_ini(&log, &inst,
+	                            "[policy]\nmode = observe\nmodule = partial\nmodule_dir = %s\n"
+	                            "[engine]\nqos = on\n",
+	                            baddir),
+	                0);
+	CU_ASSERT_EQUAL(mcc_instance_mode(inst), MCC_MODE_OBSERVE);
+	CU_ASSERT_EQUAL(mcc_instance_config(inst)->qos_enabled, 1);
+	mcc_instance_release(inst);
+	assert_nothing_loaded();
+	lt_log_fini(&log);
+}
+
+/* ------------------------------------------------- single authority */
+
+static void test_same_module_is_shared_and_reference_counted(void)
+{
+	struct lt_log log;
+	mcc_instance *a = NULL, *b = NULL, *c = NULL;
+	int rc;
+
+	lt_log_init(&log);
+	CU_ASSERT_EQUAL_FATAL(
+	    acquire_ini(&log, &a, "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n", moddir), 0);
+	/* The same file through an absolute path is the same module. */
+	CU_ASSERT_EQUAL_FATAL(acquire_ini(&log, &b, "[policy]\nmode = off\nmodule = %s\n", lt_null_so()),
+	                      0);
+	CU_ASSERT_PTR_EQUAL(a, b);
+	CU_ASSERT_EQUAL(log.count[MCC_LOG_WARN], 0);
+
+	/* One release: still loaded, so another module is refused. */
+	mcc_instance_release(a);
+	rc = acquire_ini(&log, &c, "[policy]\nmode = off\nmodule = baseline\nmodule_dir = %s\n", baddir);
+	CU_ASSERT_EQUAL(rc, -EBUSY);
+	CU_ASSERT_TRUE(lt_is_usable_off(c));
+	CU_ASSERT_PTR_NOT_EQUAL(c, a);
+	CU_ASSERT_PTR_NOT_NULL(strstr(mcc_instance_error(c),
+	                              "module 'baseline': policy 'null' (mode off) is already loaded"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(mcc_instance_error(c), "one policy authority per process"));
+	CU_ASSERT_EQUAL(log.count[MCC_LOG_ERROR], 1);
+	/* The loaded instance is untouched by the refusal. */
+	CU_ASSERT_TRUE(lt_is_usable_off(b));
+	CU_ASSERT_STRING_EQUAL(mcc_instance_error(b), "");
+
+	mcc_instance_release(b);
+	assert_nothing_loaded();
+	lt_log_fini(&log);
+}
+
+static void test_shared_module_with_another_mode_is_refused(void)
+{
+	struct lt_log log;
+	mcc_instance *a = NULL, *b = NULL;
+	int rc;
+
+	lt_log_init(&log);
+	CU_ASSERT_EQUAL_FATAL(
+	    acquire_ini(&log, &a, "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n", moddir), 0);
+	rc = acquire_ini(&log, &b, "[policy]\nmode = observe\nmodule = null\nmodule_dir = %s\n",
+	                 moddir);
+	CU_ASSERT_EQUAL(rc, -EINVAL);
+	CU_ASSERT_PTR_NOT_EQUAL(a, b);
+	CU_ASSERT_PTR_NOT_NULL(strstr(mcc_instance_error(b), "implements mode off"));
+	mcc_instance_release(b);
+	mcc_instance_release(a);
+	assert_nothing_loaded();
+	lt_log_fini(&log);
+}
+
+static void test_shared_module_with_another_config_warns(void)
+{
+	struct lt_log log;
+	mcc_instance *a = NULL, *b = NULL;
+
+	lt_log_init(&log);
+	CU_ASSERT_EQUAL_FATAL(
+	    acquire_ini(&log, &a, "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n", moddir), 0);
+	CU_ASSERT_EQUAL_FATAL(acquire_ini(&log, &b,
+	                                  "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n"
+	                                  "[controller]\nmd_percent = 20\n",
+	                                  moddir),
+	                      0);
+	CU_ASSERT_PTR_EQUAL(a, b);
+	CU_ASSERT_EQUAL(log.count[MCC_LOG_WARN], 1);
+	CU_ASSERT_TRUE(lt_log_has(&log, "with a different configuration; the loaded configuration "
+	                                "stays in force"));
+	CU_ASSERT_EQUAL(mcc_instance_config(b)->policy.md_percent, 50);
+	mcc_instance_release(a);
+	mcc_instance_release(b);
+	mcc_instance_release(b); /* one too many: ignored */
+	assert_nothing_loaded();
+	lt_log_fini(&log);
+}
+
+struct racer {
+	pthread_t thread;
+	const char *ini;
+	mcc_instance *inst;
+	int rc;
+};
+
+static void *race_acquire(void *arg)
+{
+	struct racer *r = arg;
+	struct mcc_loader_opts o;
+
+	lt_opts(&o, NULL, r->ini);
+	o.log = NULL;
+	r->rc = mcc_instance_acquire(&o, &r->inst);
+	return NULL;
+}
+
+static void test_concurrent_acquires_share_one_instance(void)
+{
+	struct racer r[8];
+	char path[LT_PATH + 16], text[LT_PATH + 128];
+
+	snprintf(text, sizeof(text), "[policy]\nmode = observe\nmodule = partial\nmodule_dir = %s\n",
+	         baddir);
+	CU_ASSERT_EQUAL_FATAL(lt_write(dir, "race.ini", text, 0644, path, sizeof(path)), 0);
+	for (int i = 0; i < 8; i++) {
+		r[i].ini = path;
+		r[i].inst = NULL;
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&r[i].thread, NULL, race_acquire, &r[i]), 0);
+	}
+	for (int i = 0; i < 8; i++)
+		pthread_join(r[i].thread, NULL);
+	for (int i = 0; i < 8; i++) {
+		CU_ASSERT_EQUAL(r[i].rc, 0);
+		CU_ASSERT_PTR_EQUAL(r[i].inst, r[0].inst);
+	}
+	CU_ASSERT_STRING_EQUAL(mcc_instance_name(r[0].inst), "partial");
+	for (int i = 0; i < 8; i++)
+		mcc_instance_release(r[i].inst);
+	assert_nothing_loaded();
+}
+
+/* ------------------------------------------------------- host table */
+
+static uint64_t fake_clock(void *arg)
+{
+	return *(const uint64_t *)arg;
+}
+
+static void test_module_receives_host_table_and_its_own_keys(void)
+{
+	static const uint64_t now = 123456789;
+	struct lt_log log;
+	struct mcc_loader_opts o;
+	const struct mcc_policy_v1 *ops;
+	const struct mcc_config *c;
+	mcc_instance *inst = NULL, *again = NULL;
+	char text[LT_PATH + 256], want[256];
+
+	lt_log_init(&log);
+	snprintf(text, sizeof(text),
+	         "[policy]\nmode = observe\nmodule = partial\nmodule_dir = %s\n"
+	         "[controller]\nmin_window_bytes = 65536\n"
+	         "[module.partial]\ngreeting = hello world\n"
+	         "[module.other]\nsecret = not for partial\n",
+	         baddir);
+	CU_ASSERT_EQUAL_FATAL(lt_write(dir, "host.ini", text, 0644, ini, sizeof(ini)), 0);
+	lt_opts(&o, &log, ini);
+	o.engine = "tent";
+	o.host_caps = MCC_HOST_CAP_ASYNC_EVENTS | MCC_HOST_CAP_POLLER_PROGRESS;
+	o.now_ns = fake_clock;
+	o.clock_arg = (void *)&now;
+	CU_ASSERT_EQUAL_FATAL(mcc_instance_acquire(&o, &inst), 0);
+	snprintf(want, sizeof(want),
+	         "partial: init engine=tent caps=0x5 max_lanes=64 now=123456789 abi=0x10000 "
+	         "size=%zu min_window=65536 greeting=hello world secret=(null)",
+	         sizeof(struct mcc_host_v1));
+	CU_ASSERT_TRUE(lt_log_has(&log, want));
+	if (!lt_log_has(&log, want))
+		fprintf(stderr, "log:\n%s\nwanted: %s\n", log.all, want);
+
+	/* A later minor's descriptor, partly filled: every slot is usable. */
+	ops = mcc_instance_ops(inst);
+	CU_ASSERT_EQUAL(mcc_instance_mode(inst), MCC_MODE_OBSERVE);
+	CU_ASSERT_EQUAL(ops->struct_size, sizeof(struct mcc_policy_v1));
+	CU_ASSERT_EQUAL(MCC_ABI_MINOR(ops->abi_version), 7);
+	CU_ASSERT_TRUE(ends_with(where((const void *)ops->tick), "/mcc-policy-partial.so"));
+	CU_ASSERT_FALSE(ends_with(where((const void *)ops->try_acquire), "/mcc-policy-partial.so"));
+	{
+		const void *const slots[] = {
+			(const void *)ops->init,          (const void *)ops->fini,
+			(const void *)ops->lane_open,     (const void *)ops->lane_close,
+			(const void *)ops->device_open,   (const void *)ops->device_close,
+			(const void *)ops->route_open,    (const void *)ops->route_rebind,
+			(const void *)ops->route_close,   (const void *)ops->try_acquire,
+			(const void *)ops->release,       (const void *)ops->on_completion,
+			(const void *)ops->poller_progress, (const void *)ops->on_async_event,
+			(const void *)ops->on_signal,     (const void *)ops->tick,
+			(const void *)ops->task_query,    (const void *)ops->batch_free,
+			(const void *)ops->domain_stats,  (const void *)ops->dump,
+		};
+		for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
+			CU_ASSERT_PTR_NOT_NULL(slots[i]);
+	}
+	CU_ASSERT_EQUAL(ops->dump(mcc_instance_ctx(inst), 1), -EOPNOTSUPP);
+
+	/* module_get serves [module.partial] only, for the instance's life. */
+	c = mcc_instance_config(inst);
+	CU_ASSERT_STRING_EQUAL(c->policy.module_get(&c->policy, "greeting"), "hello world");
+	CU_ASSERT_PTR_NULL(c->policy.module_get(&c->policy, "secret"));
+	CU_ASSERT_PTR_NULL(c->policy.module_get(&c->policy, "missing"));
+
+	/* fini runs at the last release only. */
+	CU_ASSERT_EQUAL_FATAL(mcc_instance_acquire(&o, &again), 0);
+	CU_ASSERT_PTR_EQUAL(inst, again);
+	mcc_instance_release(again);
+	CU_ASSERT_FALSE(lt_log_has(&log, "partial: fini"));
+	mcc_instance_release(inst);
+	CU_ASSERT_TRUE(lt_log_has(&log, "partial: fini"));
+	assert_nothing_loaded();
+	lt_log_fini(&log);
+}
+
+/* ------------------------------------------------------- environment */
+
+static void test_environment_module_dir_and_unknown_variables(void)
+{
+	struct lt_log log;
+	struct mcc_loader_opts o;
+	mcc_instance *inst = NULL;
+
+	lt_log_init(&log);
+	lt_clear_env();
+	setenv("MC_ADAPTIVE_CC_MODULE", "null", 1);
+	setenv("MC_ADAPTIVE_CC_MODULE_DIR", moddir, 1);
+	setenv("MC_ADAPTIVE_CC_BOGUS_KNOB", "1", 1);
+	lt_opts(&o, &log, NULL);
+	o.ignore_env = 0;
+	CU_ASSERT_EQUAL(mcc_instance_acquire(&o, &inst), 0);
+	CU_ASSERT_TRUE(ends_with(where((const void *)mcc_instance_ops(inst)->init),
+	                         "/mcc-policy-null.so"));
+	CU_ASSERT_EQUAL(log.count[MCC_LOG_WARN], 1);
+	CU_ASSERT_TRUE(lt_log_has(&log, "MC_ADAPTIVE_CC_BOGUS_KNOB: unknown variable, ignored"));
+	mcc_instance_release(inst);
+
+	/* ignore_env: none of it is read (mode off: the built-in). */
+	lt_log_fini(&log);
+	lt_log_init(&log);
+	o.ignore_env = 1;
+	CU_ASSERT_EQUAL(mcc_instance_acquire(&o, &inst), 0);
+	CU_ASSERT_FALSE(ends_with(where((const void *)mcc_instance_ops(inst)->init),
+	                          "/mcc-policy-null.so"));
+	CU_ASSERT_EQUAL(log.count[MCC_LOG_WARN], 0);
+	mcc_instance_release(inst);
+	lt_clear_env();
+	assert_nothing_loaded();
+	lt_log_fini(&log);
+}
+
+static void test_opts_module_dir_overrides_the_config(void)
+{
+	struct lt_log log;
+	struct mcc_loader_opts o;
+	mcc_instance *inst = NULL;
+	char text[256];
+
+	lt_log_init(&log);
+	snprintf(text, sizeof(text), "[policy]\nmodule = null\nmodule_dir = /nonexistent\n");
+	CU_ASSERT_EQUAL_FATAL(lt_write(dir, "dir.ini", text, 0644, ini, sizeof(ini)), 0);
+	lt_opts(&o, &log, ini);
+	o.module_dir = moddir;
+	CU_ASSERT_EQUAL(mcc_instance_acquire(&o, &inst), 0);
+	CU_ASSERT_STRING_EQUAL(mcc_instance_name(inst), "null");
+	mcc_instance_release(inst);
+
+	o.module_dir = "relative/dir";
+	CU_ASSERT_EQUAL(mcc_instance_acquire(&o, &inst), -EINVAL);
+	CU_ASSERT_TRUE(lt_is_usable_off(inst));
+	CU_ASSERT_PTR_NOT_NULL(strstr(mcc_instance_error(inst), "is not an absolute path"));
+	assert_nothing_loaded();
+	lt_log_fini(&log);
+}
+
+/* ------------------------------------------------------------ API edges */
+
+static void test_acquire_argument_errors(void)
+{
+	struct mcc_loader_opts o;
+	mcc_instance *inst = NULL;
+	int saved, fd;
+	char path[LT_PATH + 32], buf[512] = "";
+	ssize_t n;
+
+	CU_ASSERT_EQUAL(mcc_instance_acquire(NULL, NULL), -EINVAL);
+
+	/* opts == NULL: defaults plus environment (cleared): mode off. */
+	lt_clear_env();
+	CU_ASSERT_EQUAL(mcc_instance_acquire(NULL, &inst), 0);
+	CU_ASSERT_TRUE(lt_is_usable_off(inst));
+	mcc_instance_release(inst);
+
+	/* struct_size 0: refused, through the default stderr logger. */
+	snprintf(path, sizeof(path), "%s/stderr.txt", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CU_ASSERT_FATAL(fd >= 0);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	memset(&o, 0, sizeof(o));
+	CU_ASSERT_EQUAL(mcc_instance_acquire(&o, &inst), -EINVAL);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	CU_ASSERT_TRUE(n > 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "mcc: error: mcc_instance_acquire: opts->struct_size is 0"));
+	CU_ASSERT_TRUE(lt_is_usable_off(inst));
+
+	/* Accessors and release accept NULL. */
+	mcc_instance_release(NULL);
+	CU_ASSERT_PTR_NOT_NULL(mcc_instance_ops(NULL));
+	CU_ASSERT_EQUAL(mcc_instance_mode(NULL), MCC_MODE_OFF);
+	CU_ASSERT_STRING_EQUAL(mcc_instance_name(NULL), "null");
+	CU_ASSERT_PTR_NOT_NULL(mcc_instance_config(NULL));
+	assert_nothing_loaded();
+}
+
+static CU_pSuite t_init_loader_tests(void)
+{
+	CU_pSuite s = CU_add_suite("loader", suite_init, suite_clean);
+
+	if (!s)
+		return NULL;
+	MCC_CU_ADD(s, test_null_module_loads_from_a_generated_ini);
+	MCC_CU_ADD(s, test_mode_off_runs_the_builtin_without_any_file);
+	MCC_CU_ADD(s, test_absolute_module_path_loads);
+	MCC_CU_ADD(s, test_broken_modules_leave_the_controller_off);
+	MCC_CU_ADD(s, test_world_writable_module_file_is_refused);
+	MCC_CU_ADD(s, test_world_writable_module_directory_is_refused);
+	MCC_CU_ADD(s, test_symlink_into_a_world_writable_directory_is_refused);
+	MCC_CU_ADD(s, test_missing_module_file_is_reported);
+	MCC_CU_ADD(s, test_non_elf_and_truncated_files_are_refused);
+	MCC_CU_ADD(s, test_directory_named_like_a_module_is_refused);
+	MCC_CU_ADD(s, test_module_owned_by_another_user_is_refused);
+	MCC_CU_ADD(s, test_file_declaring_another_name_is_refused);
+	MCC_CU_ADD(s, test_module_mode_must_equal_configured_mode);
+	MCC_CU_ADD(s, test_config_errors_leave_the_controller_off);
+	MCC_CU_ADD(s, test_tent_plugin_beside_enforce_leaves_the_controller_off);
+	MCC_CU_ADD(s, test_qos_is_allowed_beside_a_policy);
+	MCC_CU_ADD(s, test_same_module_is_shared_and_reference_counted);
+	MCC_CU_ADD(s, test_shared_module_with_another_mode_is_refused);
+	MCC_CU_ADD(s, test_shared_module_with_another_config_warns);
+	MCC_CU_ADD(s, test_concurrent_acquires_share_one_instance);
+	MCC_CU_ADD(s, test_module_receives_host_table_and_its_own_keys);
+	MCC_CU_ADD(s, test_environment_module_dir_and_unknown_variables);
+	MCC_CU_ADD(s, test_opts_module_dir_overrides_the_config);
+	MCC_CU_ADD(s, test_acquire_argument_errors);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	static const mcc_cu_suite_fn s[] = { t_init_loader_tests };
+
+	return mcc_cu_main(argc, argv, s, 1);
+}

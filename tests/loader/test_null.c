@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_null.c - the null module's contract, checked on both builds of it:
+ * the installed-style mcc-policy-null.so (dlopen'ed directly and through the
+ * loader) and the copy built into libmcc (mode off). Plus mcc_strerror and
+ * the enum name helpers.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cu_driver.h"
+#include "lt_util.h"
+#include "mcc_loader.h"
+
+static int suite_init(void)
+{
+	lt_clear_env();
+	if (!lt_module_dir())
+		mcc_cu_skip("MCC_TEST_MODULE_DIR not set (run from make check)");
+	return 0;
+}
+
+static int suite_clean(void)
+{
+	return 0;
+}
+
+static uint64_t zero_clock(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+static void quiet_log(void *arg, int level, const char *fmt, ...)
+{
+	(void)arg;
+	(void)level;
+	(void)fmt;
+}
+
+/* ------------------------------------------------- the raw descriptor */
+
+static void test_descriptor_implements_every_callback(void)
+{
+	const struct mcc_policy_v1 *d;
+	void *h = dlopen(lt_null_so(), RTLD_NOW | RTLD_LOCAL);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+	d = dlsym(h, MCC_POLICY_V1_SYMBOL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	CU_ASSERT_EQUAL(d->abi_version, MCC_POLICY_ABI_V1);
+	CU_ASSERT_EQUAL(d->struct_size, sizeof(struct mcc_policy_v1));
+	CU_ASSERT_STRING_EQUAL(d->name, "null");
+	CU_ASSERT_PTR_NOT_NULL(d->description);
+	CU_ASSERT_EQUAL(d->mode, MCC_MODE_OFF);
+	CU_ASSERT_EQUAL(d->caps, MCC_CAP_THREAD_SAFE);
+	/* The reference module leaves no slot to the loader's filler. */
+	CU_ASSERT_PTR_NOT_NULL(d->init);
+	CU_ASSERT_PTR_NOT_NULL(d->fini);
+	CU_ASSERT_PTR_NOT_NULL(d->lane_open);
+	CU_ASSERT_PTR_NOT_NULL(d->lane_close);
+	CU_ASSERT_PTR_NOT_NULL(d->device_open);
+	CU_ASSERT_PTR_NOT_NULL(d->device_close);
+	CU_ASSERT_PTR_NOT_NULL(d->route_open);
+	CU_ASSERT_PTR_NOT_NULL(d->route_rebind);
+	CU_ASSERT_PTR_NOT_NULL(d->route_close);
+	CU_ASSERT_PTR_NOT_NULL(d->try_acquire);
+	CU_ASSERT_PTR_NOT_NULL(d->release);
+	CU_ASSERT_PTR_NOT_NULL(d->on_completion);
+	CU_ASSERT_PTR_NOT_NULL(d->poller_progress);
+	CU_ASSERT_PTR_NOT_NULL(d->on_async_event);
+	CU_ASSERT_PTR_NOT_NULL(d->on_signal);
+	CU_ASSERT_PTR_NOT_NULL(d->tick);
+	CU_ASSERT_PTR_NOT_NULL(d->task_query);
+	CU_ASSERT_PTR_NOT_NULL(d->batch_free);
+	CU_ASSERT_PTR_NOT_NULL(d->domain_stats);
+	CU_ASSERT_PTR_NOT_NULL(d->dump);
+	/* Nothing else is exported. */
+	CU_ASSERT_PTR_NULL(dlsym(h, "null_init"));
+	CU_ASSERT_PTR_NULL(dlsym(h, "mcc__null_builtin_v1"));
+	dlclose(h);
+}
+
+/* ------------------------------------------------ the module contract */
+
+/* Every behaviour of the null module, on one vtable. */
+static void check_null_contract(const struct mcc_policy_v1 *ops)
+{
+	struct mcc_host_v1 host = { MCC_POLICY_ABI_V1, sizeof(host), "te", 0, zero_clock, NULL,
+		                    quiet_log, NULL, 4, 0 };
+	struct mcc_config cfg;
+	struct mcc_init_out_v1 io;
+	struct mcc_lane_desc ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
+	struct mcc_device_desc dd = { sizeof(dd), 3, "mlx5_0", 1, 0, 400000000000ull };
+	struct mcc_route_desc rd = { sizeof(rd), 1, 2, 5, 77, "10.0.0.2:4791@mlx5_1", 9 };
+	struct mcc_task_ref task = { 11, 22, 1, 0 };
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_completion wc;
+	struct mcc_task_detail td;
+	struct mcc_domain_stats st;
+	mcc_lane *lane = NULL;
+	mcc_device *dev = NULL;
+	mcc_route *route = NULL;
+	void *ctx = NULL;
+	unsigned char raw[sizeof(td)];
+
+	mcc_config_defaults(&cfg);
+	memset(&io, 0xff, sizeof(io));
+	io.struct_size = sizeof(io);
+	CU_ASSERT_EQUAL_FATAL(ops->init(&host, &cfg.policy, &io, &ctx), 0);
+	CU_ASSERT_PTR_NOT_NULL(ctx);
+	CU_ASSERT_EQUAL(io.signal_mask, 0);       /* subscribes to nothing */
+	CU_ASSERT_EQUAL(io.want_async_events, 0);
+	CU_ASSERT_EQUAL(ops->init(NULL, &cfg.policy, &io, &ctx), -EINVAL);
+
+	/* Handles. */
+	CU_ASSERT_EQUAL(ops->lane_open(ctx, &ld, &lane), 0);
+	CU_ASSERT_EQUAL(ops->device_open(ctx, &dd, &dev), 0);
+	CU_ASSERT_EQUAL(ops->route_open(ctx, dev, &rd, &route), 0);
+	CU_ASSERT_PTR_NOT_NULL(lane);
+	CU_ASSERT_PTR_NOT_NULL(dev);
+	CU_ASSERT_PTR_NOT_NULL(route);
+	CU_ASSERT_EQUAL(ops->lane_open(ctx, &ld, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(ops->route_open(ctx, NULL, &rd, &route), -EINVAL);
+	CU_ASSERT_EQUAL(ops->route_rebind(ctx, route, dev, 2, 3), 0);
+	CU_ASSERT_EQUAL(ops->route_rebind(ctx, NULL, dev, 2, 3), -EINVAL);
+
+	/* try_acquire: always admits, fills the permit. */
+	CU_ASSERT_EQUAL(ops->try_acquire(lane, route, 65536, 5, &task, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(p.flags, MCC_PERMIT_F_LIVE);
+	CU_ASSERT_PTR_EQUAL(p.route, route);
+	CU_ASSERT_EQUAL(p.bytes, 65536);
+	CU_ASSERT_EQUAL(p.generation, 5);
+	CU_ASSERT_EQUAL(p.reason, MCC_REASON_NONE);
+	CU_ASSERT_EQUAL(p.task.batch_id, 11);
+	CU_ASSERT_EQUAL(p.task.task_id, 22);
+	CU_ASSERT_EQUAL(p.task.attempt, 1);
+	/* A live permit is not reused; zero bytes and no route are invalid. */
+	CU_ASSERT_EQUAL(ops->try_acquire(lane, route, 4096, 5, &task, &p), -EINVAL);
+	CU_ASSERT_EQUAL(p.bytes, 65536);
+
+	/* Partial post: release the unposted part, complete the rest. */
+	CU_ASSERT_EQUAL(ops->release(lane, &p, 16384, MCC_REL_NOT_POSTED), 0);
+	CU_ASSERT_EQUAL(p.bytes, 49152);
+	CU_ASSERT_TRUE(p.flags & MCC_PERMIT_F_LIVE);
+	memset(&wc, 0, sizeof(wc));
+	wc.struct_size = sizeof(wc);
+	wc.bytes = 49152;
+	wc.generation = 5;
+	ops->on_completion(lane, &p, &wc);
+	CU_ASSERT_EQUAL(p.bytes, 0);
+	CU_ASSERT_FALSE(p.flags & MCC_PERMIT_F_LIVE);
+	/* Every byte settles once: more is a double release. */
+	CU_ASSERT_EQUAL(ops->release(lane, &p, 1, MCC_REL_RECLAIMED), -EALREADY);
+	ops->on_completion(lane, &p, &wc); /* ignored */
+	CU_ASSERT_EQUAL(p.bytes, 0);
+	CU_ASSERT_EQUAL(ops->release(lane, &p, 0, MCC_REL_CANCELLED), 0);
+
+	/* Over-release settles only the live bytes. */
+	CU_ASSERT_EQUAL(ops->try_acquire(lane, route, 1000, 6, NULL, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(p.task.batch_id, 0);
+	CU_ASSERT_EQUAL(ops->release(lane, &p, 5000, MCC_REL_POST_REJECTED), -EALREADY);
+	CU_ASSERT_EQUAL(p.bytes, 0);
+	CU_ASSERT_FALSE(p.flags & MCC_PERMIT_F_LIVE);
+	CU_ASSERT_EQUAL(ops->try_acquire(lane, route, 0, 6, NULL, &p), -EINVAL);
+	CU_ASSERT_EQUAL(ops->try_acquire(lane, NULL, 10, 6, NULL, &p), -EINVAL);
+	CU_ASSERT_EQUAL(ops->try_acquire(lane, route, 10, 6, NULL, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(ops->release(lane, NULL, 10, 0), -EINVAL);
+
+	ops->poller_progress(lane, dev, 3);
+	ops->tick(ctx, 1000);
+
+	/* task_query: UNKNOWN, nothing observed; NULL detail allowed; the
+	 * caller's struct_size is honoured. */
+	memset(&td, 0xa5, sizeof(td));
+	td.struct_size = sizeof(td);
+	CU_ASSERT_EQUAL(ops->task_query(ctx, &task, MCC_TASKQ_SEEN_SUCCESS, &td), MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(td.state, MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(td.observed, 0);
+	CU_ASSERT_EQUAL(td.reason, 0);
+	CU_ASSERT_EQUAL(td.path[0], '\0');
+	CU_ASSERT_EQUAL(td.reserved0, 0);
+	CU_ASSERT_EQUAL(ops->task_query(ctx, &task, 0, NULL), MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(ops->task_query(ctx, NULL, 0, NULL), -EINVAL);
+	memset(raw, 0xa5, sizeof(raw));
+	((struct mcc_task_detail *)(void *)raw)->struct_size = 12; /* struct_size, state, observed */
+	CU_ASSERT_EQUAL(ops->task_query(ctx, &task, 0, (struct mcc_task_detail *)(void *)raw),
+	                MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(((struct mcc_task_detail *)(void *)raw)->state, MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(raw[12], 0xa5); /* nothing written beyond struct_size */
+	ops->batch_free(ctx, 11);
+
+	/* domain_stats: zeros, HEALTHY. */
+	memset(&st, 0xa5, sizeof(st));
+	st.struct_size = sizeof(st);
+	CU_ASSERT_EQUAL(ops->domain_stats(ctx, MCC_DOMAIN_ROUTE, route, &st), 0);
+	CU_ASSERT_EQUAL(st.state, MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(st.window_bytes, 0);
+	CU_ASSERT_EQUAL(st.admits, 0);
+	CU_ASSERT_EQUAL(st.suppressed_deadlines, 0);
+	CU_ASSERT_EQUAL(ops->domain_stats(ctx, MCC_DOMAIN_DEVICE, dev, &st), 0);
+	CU_ASSERT_EQUAL(ops->domain_stats(ctx, 7, dev, &st), -EINVAL);
+	CU_ASSERT_EQUAL(ops->domain_stats(ctx, MCC_DOMAIN_DEVICE, NULL, &st), -EINVAL);
+
+	CU_ASSERT_EQUAL(ops->dump(ctx, 1), -EOPNOTSUPP);
+	{
+		struct mcc_signal sig;
+		struct mcc_async_event ev;
+
+		memset(&sig, 0, sizeof(sig));
+		memset(&ev, 0, sizeof(ev));
+		sig.struct_size = sizeof(sig);
+		sig.kind = MCC_SIG_BACKLOG;
+		ev.struct_size = sizeof(ev);
+		ev.device = dev;
+		ops->on_signal(ctx, &sig);
+		ops->on_async_event(ctx, &ev);
+	}
+
+	ops->route_close(ctx, route);
+	ops->device_close(ctx, dev);
+	ops->lane_close(ctx, lane);
+	ops->fini(ctx);
+}
+
+static void test_builtin_null_honours_the_contract(void)
+{
+	struct mcc_loader_opts o;
+	mcc_instance *inst = NULL;
+
+	lt_opts(&o, NULL, NULL);
+	o.log = quiet_log;
+	CU_ASSERT_EQUAL_FATAL(mcc_instance_acquire(&o, &inst), 0);
+	check_null_contract(mcc_instance_ops(inst));
+	mcc_instance_release(inst);
+}
+
+static void test_null_so_honours_the_contract(void)
+{
+	const struct mcc_policy_v1 *d;
+	void *h = dlopen(lt_null_so(), RTLD_NOW | RTLD_LOCAL);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+	d = dlsym(h, MCC_POLICY_V1_SYMBOL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	check_null_contract(d);
+	dlclose(h);
+}
+
+static void test_fallback_instance_honours_the_contract(void)
+{
+	struct mcc_loader_opts o;
+	mcc_instance *inst = NULL;
+
+	lt_opts(&o, NULL, "/nonexistent/mcc.ini");
+	o.log = quiet_log;
+	CU_ASSERT_EQUAL(mcc_instance_acquire(&o, &inst), -ENOENT);
+	check_null_contract(mcc_instance_ops(inst));
+	mcc_instance_release(inst);
+}
+
+/* --------------------------------------------------------------- names */
+
+static void test_names_cover_every_enum_value(void)
+{
+	/* Every value has its own name; the next one is "invalid". */
+	for (int i = 0; i <= MCC_TASK_UNKNOWN; i++) {
+		CU_ASSERT_STRING_NOT_EQUAL(mcc_task_state_name(i), "invalid");
+		for (int j = 0; j < i; j++)
+			CU_ASSERT_STRING_NOT_EQUAL(mcc_task_state_name(i), mcc_task_state_name(j));
+	}
+	for (int i = 0; i <= MCC_PATH_PROBING; i++) {
+		CU_ASSERT_STRING_NOT_EQUAL(mcc_path_state_name(i), "invalid");
+		for (int j = 0; j < i; j++)
+			CU_ASSERT_STRING_NOT_EQUAL(mcc_path_state_name(i), mcc_path_state_name(j));
+	}
+	for (int i = 0; i < MCC_REASON_COUNT_; i++) {
+		CU_ASSERT_STRING_NOT_EQUAL(mcc_reason_name(i), "invalid");
+		for (int j = 0; j < i; j++)
+			CU_ASSERT_STRING_NOT_EQUAL(mcc_reason_name(i), mcc_reason_name(j));
+	}
+	CU_ASSERT_STRING_EQUAL(mcc_task_state_name(MCC_TASK_LONG_UNAVAILABLE), "LONG_UNAVAILABLE");
+	CU_ASSERT_STRING_EQUAL(mcc_path_state_name(MCC_PATH_QUARANTINED), "QUARANTINED");
+	CU_ASSERT_STRING_EQUAL(mcc_reason_name(MCC_REASON_BYTE_WINDOW), "BYTE_WINDOW");
+	CU_ASSERT_STRING_EQUAL(mcc_task_state_name(MCC_TASK_UNKNOWN + 1), "invalid");
+	CU_ASSERT_STRING_EQUAL(mcc_task_state_name(-1), "invalid");
+	CU_ASSERT_STRING_EQUAL(mcc_path_state_name(MCC_PATH_PROBING + 1), "invalid");
+	CU_ASSERT_STRING_EQUAL(mcc_path_state_name(-1), "invalid");
+	CU_ASSERT_STRING_EQUAL(mcc_reason_name(MCC_REASON_COUNT_), "invalid");
+	CU_ASSERT_STRING_EQUAL(mcc_reason_name(-1), "invalid");
+}
+
+static void test_strerror_knows_the_abi_errors(void)
+{
+	static const int errs[] = { EINVAL, ENOMEM, ENOENT, EALREADY, EOPNOTSUPP, EPROTO,
+		                    EBUSY,  EPERM,  ENOEXEC };
+
+	CU_ASSERT_STRING_EQUAL(mcc_strerror(0), "success");
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+		CU_ASSERT_STRING_NOT_EQUAL(mcc_strerror(-errs[i]), "unknown error");
+		CU_ASSERT_STRING_EQUAL(mcc_strerror(-errs[i]), mcc_strerror(errs[i]));
+	}
+	CU_ASSERT_STRING_EQUAL(mcc_strerror(-EPROTO), "module ABI mismatch");
+	CU_ASSERT_STRING_EQUAL(mcc_strerror(-99999), "unknown error");
+}
+
+static CU_pSuite t_init_null_tests(void)
+{
+	CU_pSuite s = CU_add_suite("null", suite_init, suite_clean);
+
+	if (!s)
+		return NULL;
+	MCC_CU_ADD(s, test_descriptor_implements_every_callback);
+	MCC_CU_ADD(s, test_builtin_null_honours_the_contract);
+	MCC_CU_ADD(s, test_null_so_honours_the_contract);
+	MCC_CU_ADD(s, test_fallback_instance_honours_the_contract);
+	MCC_CU_ADD(s, test_names_cover_every_enum_value);
+	MCC_CU_ADD(s, test_strerror_knows_the_abi_errors);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	static const mcc_cu_suite_fn s[] = { t_init_null_tests };
+
+	return mcc_cu_main(argc, argv, s, 1);
+}

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: MIT */
+#include "harness.h"
+
+#include <infiniband/verbs.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t th_clock(void *arg)
+{
+	return ((struct th *)arg)->now;
+}
+
+static void th_log(void *arg, int level, const char *fmt, ...)
+{
+	struct th *h = arg;
+	va_list ap;
+	h->logs++;
+	if (getenv("MCC_TEST_VERBOSE")) {
+		fprintf(stderr, "[log %d] ", level);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+}
+
+void th_cfg_defaults(struct mcc_config_v1 *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->struct_size = sizeof(*c);
+	c->mode = MCC_MODE_ENFORCE;
+	c->min_window_bytes = 131072;
+	c->max_window_bytes = 16777216;
+	c->probe_window_bytes = 0;
+	c->target_drain_us = 200;
+	c->high_pressure_epochs = 2;
+	c->low_pressure_epochs = 4;
+	c->hard_error_threshold = 3;
+	c->cooldown_ms = 1000;
+	c->cooldown_max_ms = 30000;
+	c->flap_window_ms = 60000;
+	c->epoch_us = 1000;
+	c->md_percent = 50;
+	c->fast_recovery_epochs = 5;
+	c->ai_bytes = 262144;
+	c->probe_successes = 3;
+	c->evidence_tasks = 65536;
+	c->recorder_entries = 4096;
+}
+
+struct th *th_new_lanes(const struct mcc_policy_v1 *ops, const struct mcc_config_v1 *cfg,
+                        uint32_t max_lanes)
+{
+	struct th *h = calloc(1, sizeof(*h));
+	if (!h)
+		abort();
+	h->ops = ops;
+	h->now = 1000000000ull; /* 1 s: cooldown arithmetic never starts at 0 */
+	if (cfg)
+		h->cfg = *cfg;
+	else
+		th_cfg_defaults(&h->cfg);
+	h->cfg.mode = ops->mode;
+	h->host.abi_version = MCC_POLICY_ABI_V1;
+	h->host.struct_size = sizeof(h->host);
+	h->host.engine = "test";
+	h->host.caps = MCC_HOST_CAP_ASYNC_EVENTS | MCC_HOST_CAP_CQ_IDENTITY |
+	               MCC_HOST_CAP_POLLER_PROGRESS | MCC_HOST_CAP_COMPLETION_TS;
+	h->host.now_ns = th_clock;
+	h->host.clock_arg = h;
+	h->host.log = th_log;
+	h->host.log_arg = h;
+	h->host.max_lanes = max_lanes;
+	h->out.struct_size = sizeof(h->out);
+	h->init_rc = ops->init(&h->host, &h->cfg, &h->out, &h->ctx);
+	CU_ASSERT_EQUAL_FATAL(h->init_rc, 0);
+	struct mcc_lane_desc ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
+	CU_ASSERT_EQUAL_FATAL(ops->lane_open(h->ctx, &ld, &h->lane), 0);
+	return h;
+}
+
+struct th *th_new(const struct mcc_policy_v1 *ops, const struct mcc_config_v1 *cfg)
+{
+	return th_new_lanes(ops, cfg, 4);
+}
+
+void th_free(struct th *h)
+{
+	if (!h)
+		return;
+	th_drain(h);
+	for (int i = h->nroute - 1; i >= 0; i--)
+		h->ops->route_close(h->ctx, h->routes[i]);
+	for (int i = h->ndev - 1; i >= 0; i--)
+		h->ops->device_close(h->ctx, h->devs[i]);
+	if (h->lane)
+		h->ops->lane_close(h->ctx, h->lane);
+	h->ops->fini(h->ctx);
+	free(h);
+}
+
+mcc_device *th_dev(struct th *h, uint32_t id)
+{
+	struct mcc_device_desc d = { sizeof(d), id, "mlx5_t", 2, 0, 400000000000ull };
+	mcc_device *dv = NULL;
+	CU_ASSERT_EQUAL_FATAL(h->ops->device_open(h->ctx, &d, &dv), 0);
+	CU_ASSERT_FATAL(h->ndev < TH_MAX_DOMS);
+	h->devs[h->ndev++] = dv;
+	return dv;
+}
+
+mcc_route *th_route(struct th *h, mcc_device *dv, uint64_t route_id, uint32_t port, uint32_t cq,
+                    uint32_t gen)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "10.0.0.%llu:12345@mlx5_%u", (unsigned long long)route_id,
+	         port);
+	struct mcc_route_desc d = { sizeof(d), port, cq, gen, route_id, path, 1000 + route_id };
+	mcc_route *r = NULL;
+	CU_ASSERT_EQUAL_FATAL(h->ops->route_open(h->ctx, dv, &d, &r), 0);
+	CU_ASSERT_FATAL(h->nroute < TH_MAX_DOMS);
+	h->routes[h->nroute++] = r;
+	return r;
+}
+
+void th_tick(struct th *h)
+{
+	h->now += (uint64_t)h->cfg.epoch_us * 1000ull;
+	h->ops->tick(h->ctx, h->now);
+}
+
+void th_ticks(struct th *h, int n)
+{
+	for (int i = 0; i < n; i++)
+		th_tick(h);
+}
+
+void th_advance_ms(struct th *h, uint64_t ms)
+{
+	h->now += ms * 1000000ull;
+}
+
+int th_acq(struct th *h, mcc_route *r, uint64_t bytes, uint32_t gen, uint64_t batch,
+           uint64_t task, uint32_t attempt, struct mcc_permit *p)
+{
+	struct mcc_task_ref t = { batch, task, attempt, 0 };
+	return h->ops->try_acquire(h->lane, r, bytes, gen, &t, p);
+}
+
+int th_acq_simple(struct th *h, mcc_route *r, uint64_t bytes, struct mcc_permit *p)
+{
+	return th_acq(h, r, bytes, 1, 1, 1, 0, p);
+}
+
+void th_wc_gen(struct th *h, struct mcc_permit *p, int32_t status, uint32_t gen, uint64_t bytes)
+{
+	struct mcc_completion wc;
+	memset(&wc, 0, sizeof(wc));
+	wc.struct_size = sizeof(wc);
+	wc.wc_status = status;
+	wc.generation = gen;
+	wc.bytes = bytes;
+	if (h->lat_ns) {
+		wc.post_ns = h->now;
+		wc.complete_ns = h->now + h->lat_ns;
+	}
+	h->ops->on_completion(h->lane, p, &wc);
+}
+
+void th_wc(struct th *h, struct mcc_permit *p, int32_t status, uint32_t vendor_err)
+{
+	struct mcc_completion wc;
+	memset(&wc, 0, sizeof(wc));
+	wc.struct_size = sizeof(wc);
+	wc.wc_status = status;
+	wc.vendor_err = vendor_err;
+	wc.generation = p->generation;
+	wc.bytes = p->bytes;
+	h->ops->on_completion(h->lane, p, &wc);
+}
+
+int th_rel(struct th *h, struct mcc_permit *p, uint64_t bytes, uint32_t reason)
+{
+	return h->ops->release(h->lane, p, bytes, reason);
+}
+
+static struct mcc_domain_stats stats(struct th *h, int kind, const void *dom)
+{
+	struct mcc_domain_stats s;
+	memset(&s, 0, sizeof(s));
+	s.struct_size = sizeof(s);
+	CU_ASSERT_EQUAL(h->ops->domain_stats(h->ctx, kind, dom, &s), 0);
+	return s;
+}
+
+struct mcc_domain_stats th_rs(struct th *h, mcc_route *r)
+{
+	return stats(h, MCC_DOMAIN_ROUTE, r);
+}
+
+struct mcc_domain_stats th_ds(struct th *h, mcc_device *d)
+{
+	return stats(h, MCC_DOMAIN_DEVICE, d);
+}
+
+uint32_t th_rstate(struct th *h, mcc_route *r)
+{
+	return th_rs(h, r).state;
+}
+
+uint32_t th_dstate(struct th *h, mcc_device *d)
+{
+	return th_ds(h, d).state;
+}
+
+uint64_t th_rwin(struct th *h, mcc_route *r)
+{
+	return th_rs(h, r).window_bytes;
+}
+
+int th_query(struct th *h, uint64_t batch, uint64_t task, uint32_t flags,
+             struct mcc_task_detail *d)
+{
+	struct mcc_task_ref t = { batch, task, 0, 0 };
+	if (d) {
+		memset(d, 0, sizeof(*d));
+		d->struct_size = sizeof(*d);
+	}
+	return h->ops->task_query(h->ctx, &t, flags, d);
+}
+
+void th_async(struct th *h, int32_t type, mcc_device *d, mcc_route *r, uint32_t port,
+              uint32_t cq, uint32_t gen)
+{
+	struct mcc_async_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.struct_size = sizeof(ev);
+	ev.event_type = type;
+	ev.device = d;
+	ev.route = r;
+	ev.port_num = port;
+	ev.cq_id = cq;
+	ev.generation = gen;
+	ev.now_ns = h->now;
+	h->ops->on_async_event(h->ctx, &ev);
+}
+
+void th_sig(struct th *h, uint32_t kind, mcc_device *d, mcc_route *r, uint64_t batch,
+            uint64_t task, uint32_t gen, int32_t raw, uint64_t v0, uint64_t v1)
+{
+	struct mcc_signal s;
+	memset(&s, 0, sizeof(s));
+	s.struct_size = sizeof(s);
+	s.kind = kind;
+	s.device = d;
+	s.route = r;
+	s.task.batch_id = batch;
+	s.task.task_id = task;
+	s.generation = gen;
+	s.raw = raw;
+	s.value0 = v0;
+	s.value1 = v1;
+	s.now_ns = h->now;
+	h->ops->on_signal(h->ctx, &s);
+}
+
+void th_progress(struct th *h, mcc_device *d)
+{
+	h->ops->poller_progress(h->lane, d, 0);
+}
+
+unsigned th_live(const struct th *h)
+{
+	return h->fh - h->ft;
+}
+
+unsigned th_push(struct th *h, mcc_route *r, unsigned n, uint64_t slice, uint32_t gen)
+{
+	unsigned k = 0;
+	for (; k < n && th_live(h) < TH_FIFO; k++) {
+		struct mcc_permit *p = &h->fifo[h->fh % TH_FIFO];
+		*p = (struct mcc_permit)MCC_PERMIT_INIT;
+		if (th_acq(h, r, slice, gen, 0, 0, 0, p) != MCC_ADMIT)
+			break;
+		h->fh++;
+	}
+	return k;
+}
+
+unsigned th_pop(struct th *h, unsigned n, int32_t status)
+{
+	unsigned k = 0;
+	for (; k < n && th_live(h); k++) {
+		struct mcc_permit *p = &h->fifo[h->ft++ % TH_FIFO];
+		th_wc_gen(h, p, status, p->generation, 0);
+	}
+	return k;
+}
+
+void th_drain(struct th *h)
+{
+	th_pop(h, th_live(h), IBV_WC_SUCCESS);
+}
+
+void th_epoch(struct th *h, mcc_route *r, unsigned adm, unsigned cmp, uint64_t slice)
+{
+	th_push(h, r, adm, slice, 1);
+	th_pop(h, cmp, IBV_WC_SUCCESS);
+	th_tick(h);
+}
+
+void th_calm(struct th *h, mcc_route *r, int epochs)
+{
+	for (int i = 0; i < epochs; i++) {
+		th_push(h, r, 4, 64 * KiB, 1);
+		th_drain(h);
+		th_tick(h);
+	}
+}
+
+void th_press(struct th *h, mcc_route *r, int epochs)
+{
+	/* 16 slices offered, 1 delivered per epoch: drain time ~ ms >> 200 us */
+	for (int i = 0; i < epochs; i++)
+		th_epoch(h, r, 16, 1, 64 * KiB);
+}
+
+void th_quarantine_route(struct th *h, mcc_route *r, uint32_t gen)
+{
+	for (uint32_t i = 0; i < h->cfg.hard_error_threshold; i++) {
+		struct mcc_permit p = MCC_PERMIT_INIT;
+		CU_ASSERT_EQUAL(th_acq(h, r, 4096, gen, 0, 0, 0, &p), MCC_ADMIT);
+		th_wc(h, &p, IBV_WC_RETRY_EXC_ERR, 0);
+	}
+	th_tick(h);
+	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_QUARANTINED);
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * harness.h - drives the aimd and observe descriptors directly (no loader):
+ * an injected clock, a host table, a default config, helpers for domains,
+ * permits, ticks, signals and queries.
+ */
+#ifndef MCC_TEST_POLICY_HARNESS_H
+#define MCC_TEST_POLICY_HARNESS_H
+
+#include <CUnit/CUnit.h>
+#include <stdint.h>
+
+#include "mcc_policy_v1.h"
+
+/* The module descriptors, linked into the test program from the module
+ * sources (t_desc_aimd.c / t_desc_observe.c). */
+extern const struct mcc_policy_v1 mcc_test_aimd_v1;
+extern const struct mcc_policy_v1 mcc_test_observe_v1;
+
+#define TH_FIFO 8192u
+#define TH_MAX_DOMS 32
+#define KiB 1024ull
+#define MiB (1024ull * 1024ull)
+#define EPOCH_NS 1000000ull /* default epoch_us = 1000 */
+
+struct th {
+	const struct mcc_policy_v1 *ops;
+	void *ctx;
+	struct mcc_host_v1 host;
+	struct mcc_config_v1 cfg;
+	struct mcc_init_out_v1 out;
+	uint64_t now;
+	int init_rc;
+	mcc_lane *lane;
+	mcc_device *devs[TH_MAX_DOMS];
+	mcc_route *routes[TH_MAX_DOMS];
+	int ndev, nroute;
+	/* FIFO of live permits for the traffic helpers */
+	struct mcc_permit fifo[TH_FIFO];
+	unsigned fh, ft;
+	uint64_t lat_ns; /* non-zero: completions carry post/complete stamps this far apart */
+	unsigned logs;
+};
+
+void th_cfg_defaults(struct mcc_config_v1 *cfg);
+/* Create an instance of `ops` (NULL cfg: defaults), 4 lanes, lane 0 open. */
+struct th *th_new(const struct mcc_policy_v1 *ops, const struct mcc_config_v1 *cfg);
+struct th *th_new_lanes(const struct mcc_policy_v1 *ops, const struct mcc_config_v1 *cfg,
+                        uint32_t max_lanes);
+/* Settles the FIFO, closes routes, devices, the lane and the instance. */
+void th_free(struct th *h);
+
+mcc_device *th_dev(struct th *h, uint32_t id);
+mcc_route *th_route(struct th *h, mcc_device *d, uint64_t route_id, uint32_t port, uint32_t cq,
+                    uint32_t gen);
+
+void th_tick(struct th *h); /* advance one epoch and tick */
+void th_ticks(struct th *h, int n);
+void th_advance_ms(struct th *h, uint64_t ms); /* advance time, no tick */
+
+int th_acq(struct th *h, mcc_route *r, uint64_t bytes, uint32_t gen, uint64_t batch,
+           uint64_t task, uint32_t attempt, struct mcc_permit *p);
+int th_acq_simple(struct th *h, mcc_route *r, uint64_t bytes, struct mcc_permit *p);
+void th_wc(struct th *h, struct mcc_permit *p, int32_t status, uint32_t vendor_err);
+void th_wc_gen(struct th *h, struct mcc_permit *p, int32_t status, uint32_t gen, uint64_t bytes);
+int th_rel(struct th *h, struct mcc_permit *p, uint64_t bytes, uint32_t reason);
+
+struct mcc_domain_stats th_rs(struct th *h, mcc_route *r);
+struct mcc_domain_stats th_ds(struct th *h, mcc_device *d);
+uint32_t th_rstate(struct th *h, mcc_route *r);
+uint32_t th_dstate(struct th *h, mcc_device *d);
+uint64_t th_rwin(struct th *h, mcc_route *r);
+
+int th_query(struct th *h, uint64_t batch, uint64_t task, uint32_t flags,
+             struct mcc_task_detail *d);
+
+void th_async(struct th *h, int32_t type, mcc_device *d, mcc_route *r, uint32_t port,
+              uint32_t cq, uint32_t gen);
+void th_sig(struct th *h, uint32_t kind, mcc_device *d, mcc_route *r, uint64_t batch,
+            uint64_t task, uint32_t gen, int32_t raw, uint64_t v0, uint64_t v1);
+void th_progress(struct th *h, mcc_device *d);
+
+/* Traffic: admit up to n slices into the FIFO (returns how many), complete
+ * the n oldest with `status`, settle everything. */
+unsigned th_push(struct th *h, mcc_route *r, unsigned n, uint64_t slice, uint32_t gen);
+unsigned th_pop(struct th *h, unsigned n, int32_t status);
+void th_drain(struct th *h);
+unsigned th_live(const struct th *h);
+/* One epoch: push `adm` slices, complete `cmp` oldest, tick. */
+void th_epoch(struct th *h, mcc_route *r, unsigned adm, unsigned cmp, uint64_t slice);
+/* Epochs of healthy, low-pressure traffic (everything completes). */
+void th_calm(struct th *h, mcc_route *r, int epochs);
+/* Epochs of high pressure (deep queue, slow delivery). */
+void th_press(struct th *h, mcc_route *r, int epochs);
+/* Drive a route from HEALTHY into QUARANTINED with route timeouts. */
+void th_quarantine_route(struct th *h, mcc_route *r, uint32_t gen);
+
+#endif
