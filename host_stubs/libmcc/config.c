@@ -151,6 +151,7 @@ struct key_spec {
 #define COUNT_MAX UINT64_C(1000000)
 #define TABLE_MAX (UINT64_C(1) << 24)
 
+/* clang-format off */
 #define NUM(id_, name_, NAME_, type_, def_, min_, max_, flags_)                                  \
 	[id_] = { #name_, ENV_PREFIX #NAME_, SEC_CONTROLLER, type_, flags_,                       \
 		  offsetof(struct mcc_config_v1, name_), def_, min_, max_ }
@@ -186,6 +187,7 @@ static const struct key_spec keys[K_COUNT_] = {
 };
 #undef NUM
 #undef STR
+/* clang-format on */
 
 /* ------------------------------------------------------------- defaults */
 
@@ -336,9 +338,10 @@ report(struct load_ctx *lc, int kind, int line, const char *label, int rc, const
 }
 
 /* Report an error against key `k` at the place it was last set. */
-#define report_key(lc, k, fmt, ...)                                                               \
-	report((lc), (lc)->org[k].kind, (lc)->org[k].line,                                      \
-	       (lc)->org[k].kind == ORG_ENV ? keys[k].env : keys[k].name, -EINVAL, fmt, __VA_ARGS__)
+#define report_key(lc, k, fmt, ...)                                                                \
+	report((lc), (lc)->org[k].kind, (lc)->org[k].line,                                         \
+	       (lc)->org[k].kind == ORG_ENV ? keys[k].env : keys[k].name, -EINVAL, fmt,            \
+	       __VA_ARGS__)
 
 /* ------------------------------------------------------ value parsing */
 
@@ -613,8 +616,8 @@ static char *lc_reader(char *buf, int size, void *stream)
 	content = n;
 	while (content > 0 && (buf[content - 1] == '\n' || buf[content - 1] == '\r'))
 		content--;
-	if (content > limit || (buf[n - 1] != '\n' && c != EOF && (c = getc(lc->fp)) != EOF &&
-	                        c != '\n')) {
+	if (content > limit ||
+	    (buf[n - 1] != '\n' && c != EOF && (c = getc(lc->fp)) != EOF && c != '\n')) {
 		report(lc, ORG_FILE, lc->line, "(line)", -EINVAL,
 		       "line too long (at most %zu characters)", limit);
 		return NULL;
@@ -703,8 +706,8 @@ static int lc_handler(void *user, const char *section, const char *name, const c
 	sec = section_id(section);
 	if (sec < 0) {
 		report(lc, ORG_FILE, lc->line, snip(name, q, sizeof(q), 40), -EINVAL, "%s",
-		       *section ? "key in an unknown section" :
-		                  "key outside of any section (put it under [policy], [controller] "
+		       *section ? "key in an unknown section"
+		                : "key outside of any section (put it under [policy], [controller] "
 		                  "or [engine])");
 		return 0;
 	}
@@ -768,7 +771,8 @@ static void parse_file(struct load_ctx *lc, const char *path, int from_env)
 	}
 	if (fstat(fd, &st) != 0) {
 		e = errno;
-		report(lc, ORG_FILE, 0, path, -e, "cannot stat: %s", strerror_r(e, ebuf, sizeof(ebuf)));
+		report(lc, ORG_FILE, 0, path, -e, "cannot stat: %s",
+		       strerror_r(e, ebuf, sizeof(ebuf)));
 	} else if (S_ISDIR(st.st_mode)) {
 		report(lc, ORG_FILE, 0, path, -EISDIR, "is a directory, not a configuration file");
 	} else if (!S_ISREG(st.st_mode)) {
@@ -807,7 +811,8 @@ static void parse_env(struct load_ctx *lc)
 	char reason[MCC_MSG_MAX / 2];
 
 	for (unsigned k = 0; k < K_COUNT_ && !lc->stop; k++) {
-		const char *v = env_is_path(k) ? mcc__secure_getenv(keys[k].env) : getenv(keys[k].env);
+		const char *v =
+		        env_is_path(k) ? mcc__secure_getenv(keys[k].env) : getenv(keys[k].env);
 
 		if (!v)
 			continue;
@@ -851,9 +856,10 @@ static void env_unknown(char *warn, size_t warnlen)
 		count++;
 	}
 	if (count && used < warnlen)
-		snprintf(warn + used, warnlen - used, ": unknown %s, ignored (known: %s and %s<KEY> "
-		                                      "for every key of [policy], [controller], "
-		                                      "[engine])",
+		snprintf(warn + used, warnlen - used,
+		         ": unknown %s, ignored (known: %s and %s<KEY> "
+		         "for every key of [policy], [controller], "
+		         "[engine])",
 		         count > 1 ? "variables" : "variable", ENV_CONFIG, ENV_PREFIX);
 }
 
@@ -917,14 +923,16 @@ static void validate(struct load_ctx *lc)
 		if (k == K_TENT_CC_PLUGIN)
 			report_key(lc, k,
 			           "'%s' would be a second congestion controller beside mode = %s "
-			           "(single policy authority: set tent_cc_plugin = none or mode = off)",
+			           "(single policy authority: set tent_cc_plugin = none or mode = "
+			           "off)",
 			           lc->tent_name, mcc__mode_name(p->mode));
 		else
-			report_key(lc, k,
-			           "%s would run a second congestion controller beside [engine] "
-			           "tent_cc_plugin = %s (single policy authority: set mode = off or "
-			           "tent_cc_plugin = none)",
-			           mcc__mode_name(p->mode), lc->tent_name);
+			report_key(
+			        lc, k,
+			        "%s would run a second congestion controller beside [engine] "
+			        "tent_cc_plugin = %s (single policy authority: set mode = off or "
+			        "tent_cc_plugin = none)",
+			        mcc__mode_name(p->mode), lc->tent_name);
 		return;
 	}
 }

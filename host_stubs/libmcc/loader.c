@@ -83,7 +83,9 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mcc_instance *loaded; /* the process's instance, or NULL */
 
 /* The static built-in null instance handed out on every failure. `ops` is
- * valid from the start; the rest is set once by fallback_prepare(). */
+ * valid from the start; the rest is set once by fallback_prepare(). Its
+ * `error` holds the message of the most recent failed acquire (written under
+ * `lock`): read it right after the acquire that returned the fallback. */
 static struct mcc_instance fallback = {
 	.ops = &mcc__null_builtin_v1,
 	.is_fallback = 1,
@@ -194,10 +196,10 @@ static void normalise(struct mcc_policy_v1 *t, const struct mcc_policy_v1 *desc)
 	memset(t, 0, sizeof(*t));
 	memcpy(t, desc, n);
 	t->struct_size = sizeof(*t);
-#define FILL(m)                                                                                   \
-	do {                                                                                      \
-		if (!t->m)                                                                        \
-			t->m = nul->m;                                                            \
+#define FILL(m)                                                                                    \
+	do {                                                                                       \
+		if (!t->m)                                                                         \
+			t->m = nul->m;                                                             \
 	} while (0)
 	FILL(init);
 	FILL(fini);
@@ -222,8 +224,8 @@ static void normalise(struct mcc_policy_v1 *t, const struct mcc_policy_v1 *desc)
 #undef FILL
 }
 /* A member appended to struct mcc_policy_v1 needs its FILL() line above. */
-_Static_assert(sizeof(struct mcc_policy_v1) ==
-                   offsetof(struct mcc_policy_v1, dump) + sizeof(((struct mcc_policy_v1 *)0)->dump),
+_Static_assert(sizeof(struct mcc_policy_v1) == offsetof(struct mcc_policy_v1, dump) +
+                                                       sizeof(((struct mcc_policy_v1 *)0)->dump),
                "normalise() must fill every callback of struct mcc_policy_v1");
 
 /* Copy a module-supplied string for a message (it may be anything). */
@@ -243,21 +245,20 @@ static const char *quote(const char *s, char *buf, size_t len)
 
 /* Check a descriptor against this host (STYLE 2). `want` is the short name
  * the file was found by, or NULL for an absolute path. */
-static int check_descriptor(const struct mcc_policy_v1 *d, const char *want, char *why,
-                            size_t len)
+static int check_descriptor(const struct mcc_policy_v1 *d, const char *want, char *why, size_t len)
 {
 	char q[48];
 
 	if (MCC_ABI_MAJOR(d->abi_version) != MCC_ABI_MAJOR(MCC_POLICY_ABI_V1)) {
 		msgf(why, len, "ABI version %u.%u, this host implements major %u",
-		         MCC_ABI_MAJOR(d->abi_version), MCC_ABI_MINOR(d->abi_version),
-		         MCC_ABI_MAJOR(MCC_POLICY_ABI_V1));
+		     MCC_ABI_MAJOR(d->abi_version), MCC_ABI_MINOR(d->abi_version),
+		     MCC_ABI_MAJOR(MCC_POLICY_ABI_V1));
 		return -EPROTO;
 	}
 	if (d->struct_size < sizeof(struct mcc_policy_v1)) {
 		msgf(why, len,
-		         "descriptor struct_size %u is smaller than the v1.0 descriptor (%zu bytes)",
-		         d->struct_size, sizeof(struct mcc_policy_v1));
+		     "descriptor struct_size %u is smaller than the v1.0 descriptor (%zu bytes)",
+		     d->struct_size, sizeof(struct mcc_policy_v1));
 		return -EPROTO;
 	}
 	if (!d->name) {
@@ -266,8 +267,8 @@ static int check_descriptor(const struct mcc_policy_v1 *d, const char *want, cha
 	}
 	if (!mcc__name_valid(d->name)) {
 		msgf(why, len,
-		         "descriptor name '%s' is invalid (expected [a-z0-9_-], at most %d characters)",
-		         quote(d->name, q, sizeof(q)), MCC_NAME_MAX);
+		     "descriptor name '%s' is invalid (expected [a-z0-9_-], at most %d characters)",
+		     quote(d->name, q, sizeof(q)), MCC_NAME_MAX);
 		return -EPROTO;
 	}
 	if (want && strcmp(d->name, want) != 0) {
@@ -276,8 +277,8 @@ static int check_descriptor(const struct mcc_policy_v1 *d, const char *want, cha
 	}
 	if (!(d->caps & MCC_CAP_THREAD_SAFE)) {
 		msgf(why, len,
-		         "capabilities lack MCC_CAP_THREAD_SAFE (the v1 concurrency contract is "
-		         "required)");
+		     "capabilities lack MCC_CAP_THREAD_SAFE (the v1 concurrency contract is "
+		     "required)");
 		return -EPROTO;
 	}
 	if (!d->init) {
@@ -299,13 +300,14 @@ static int check_owner_mode(const struct stat *st, const char *what, const char 
 	uid_t euid = geteuid();
 
 	if (st->st_mode & S_IWOTH) {
-		msgf(why, len, "%s %s is writable by others (mode %04o): refusing to load (chmod o-w)",
-		         what, path, (unsigned)(st->st_mode & 07777));
+		msgf(why, len,
+		     "%s %s is writable by others (mode %04o): refusing to load (chmod o-w)", what,
+		     path, (unsigned)(st->st_mode & 07777));
 		return -EPERM;
 	}
 	if (st->st_uid != 0 && st->st_uid != euid) {
 		msgf(why, len, "%s %s is owned by uid %u, neither root nor the effective user (%u)",
-		         what, path, (unsigned)st->st_uid, (unsigned)euid);
+		     what, path, (unsigned)st->st_uid, (unsigned)euid);
 		return -EPERM;
 	}
 	return 0;
@@ -352,7 +354,8 @@ static int check_elf(int fd, const struct stat *st, const char *path, char *why,
 			continue;
 		if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset) {
 			msgf(why, len,
-			     "%s is truncated: a segment ends at byte %llu of a %llu-byte file", path,
+			     "%s is truncated: a segment ends at byte %llu of a %llu-byte file",
+			     path,
 			     (unsigned long long)ph.p_offset + (unsigned long long)ph.p_filesz,
 			     (unsigned long long)size);
 			return -ENOEXEC;
@@ -388,7 +391,7 @@ static int load_file(struct mcc_instance *inst, const char *want, char *why, siz
 	if (dfd < 0 || fstat(dfd, &dst) != 0) {
 		e = errno;
 		msgf(why, len, "cannot open directory %s: %s", dir,
-		         strerror_r(e, ebuf, sizeof(ebuf)));
+		     strerror_r(e, ebuf, sizeof(ebuf)));
 		rc = -e;
 		goto out;
 	}
@@ -399,7 +402,7 @@ static int load_file(struct mcc_instance *inst, const char *want, char *why, siz
 	if (fd < 0 || fstat(fd, &fst) != 0) {
 		e = errno;
 		msgf(why, len, "cannot open %s: %s", inst->ident,
-		         strerror_r(e, ebuf, sizeof(ebuf)));
+		     strerror_r(e, ebuf, sizeof(ebuf)));
 		rc = -e;
 		goto out;
 	}
@@ -435,7 +438,7 @@ static int load_file(struct mcc_instance *inst, const char *want, char *why, siz
 	if (!desc) {
 		err = dlerror();
 		msgf(why, len, "no '%s' symbol: not an mcc policy module (%s)",
-		         MCC_POLICY_V1_SYMBOL, err ? err : "symbol is NULL");
+		     MCC_POLICY_V1_SYMBOL, err ? err : "symbol is NULL");
 		rc = -EPROTO;
 		goto out;
 	}
@@ -499,9 +502,9 @@ static int resolve(struct mcc_instance *inst, const struct mcc_loader_opts *o, c
 		e = errno;
 		if (e == ENOENT)
 			msgf(why, len,
-			         "%s: not found (check [policy] module_dir / "
-			         "MC_ADAPTIVE_CC_MODULE_DIR)",
-			         path);
+			     "%s: not found (check [policy] module_dir / "
+			     "MC_ADAPTIVE_CC_MODULE_DIR)",
+			     path);
 		else
 			msgf(why, len, "%s: %s", path, strerror_r(e, ebuf, sizeof(ebuf)));
 		return -e;
@@ -527,7 +530,8 @@ static int config_equal(const struct mcc_config *a, const struct mcc_config *b)
 	size_t from = offsetof(struct mcc_config_v1, mode);
 	size_t to = offsetof(struct mcc_config_v1, reserved0);
 
-	return memcmp((const char *)&a->policy + from, (const char *)&b->policy + from, to - from) == 0 &&
+	return memcmp((const char *)&a->policy + from, (const char *)&b->policy + from,
+	              to - from) == 0 &&
 	       a->tent_cc_plugin_enabled == b->tent_cc_plugin_enabled &&
 	       a->qos_enabled == b->qos_enabled;
 }
@@ -560,15 +564,16 @@ int mcc_instance_acquire(const struct mcc_loader_opts *opts, mcc_instance **out)
 		log_fn = default_log;
 		larg = NULL;
 		msgf(msg, sizeof(msg),
-		         "mcc_instance_acquire: opts->struct_size is 0 (set it to sizeof(struct "
-		         "mcc_loader_opts))");
+		     "mcc_instance_acquire: opts->struct_size is 0 (set it to sizeof(struct "
+		     "mcc_loader_opts))");
 		rc = -EINVAL;
 		goto fail;
 	}
 	if (o.module_dir && o.module_dir[0] != '/') {
-		msgf(msg, sizeof(msg), "mcc_instance_acquire: opts->module_dir '%s' is not an "
-		                           "absolute path",
-		         o.module_dir);
+		msgf(msg, sizeof(msg),
+		     "mcc_instance_acquire: opts->module_dir '%s' is not an "
+		     "absolute path",
+		     o.module_dir);
 		rc = -EINVAL;
 		goto fail;
 	}
@@ -583,8 +588,8 @@ int mcc_instance_acquire(const struct mcc_loader_opts *opts, mcc_instance **out)
 	}
 
 	/* 1. Configuration: defaults < ini < environment, validated. */
-	rc = mcc__config_load(o.ini_path, o.ignore_env, &inst->cfg, inst->mk, msg, sizeof(msg), warn,
-	                      sizeof(warn));
+	rc = mcc__config_load(o.ini_path, o.ignore_env, &inst->cfg, inst->mk, msg, sizeof(msg),
+	                      warn, sizeof(warn));
 	if (warn[0])
 		log_fn(larg, MCC_LOG_WARN, "%s", warn);
 	if (rc)
@@ -604,18 +609,22 @@ int mcc_instance_acquire(const struct mcc_loader_opts *opts, mcc_instance **out)
 	if (loaded) {
 		if (strcmp(loaded->ident, inst->ident) != 0) {
 			msgf(msg, sizeof(msg),
-			         "%s: policy '%s' (mode %s) is already loaded in this process by engine "
-			         "'%s'; refusing to load a second policy beside it (one policy authority "
-			         "per process); this engine runs with the controller off",
-			         label, loaded->name, mcc__mode_name(loaded->ops->mode), loaded->engine);
+			     "%s: policy '%s' (mode %s) is already loaded in this process by "
+			     "engine "
+			     "'%s'; refusing to load a second policy beside it (one policy "
+			     "authority "
+			     "per process); this engine runs with the controller off",
+			     label, loaded->name, mcc__mode_name(loaded->ops->mode),
+			     loaded->engine);
 			rc = -EBUSY;
 			goto fail;
 		}
 		if (loaded->ops->mode != inst->cfg.policy.mode) {
 			msgf(msg, sizeof(msg),
-			         "%s: the module implements mode %s, but the configuration sets mode = %s",
-			         label, mcc__mode_name(loaded->ops->mode),
-			         mcc__mode_name(inst->cfg.policy.mode));
+			     "%s: the module implements mode %s, but the configuration sets mode = "
+			     "%s",
+			     label, mcc__mode_name(loaded->ops->mode),
+			     mcc__mode_name(inst->cfg.policy.mode));
 			rc = -EINVAL;
 			goto fail;
 		}
@@ -623,16 +632,23 @@ int mcc_instance_acquire(const struct mcc_loader_opts *opts, mcc_instance **out)
 		*out = loaded;
 		if (!config_equal(&loaded->cfg, &inst->cfg))
 			log_fn(larg, MCC_LOG_WARN,
-			     "engine '%s' shares policy '%s' loaded by engine '%s' with a different "
-			     "configuration; the loaded configuration stays in force",
-			     o.engine ? o.engine : "unknown", loaded->name, loaded->engine);
+			       "engine '%s' shares policy '%s' loaded by engine '%s' with a "
+			       "different "
+			       "configuration; the loaded configuration stays in force",
+			       o.engine ? o.engine : "unknown", loaded->name, loaded->engine);
+		/* The host table was fixed by the first engine's init(). */
 		if ((o.log && (o.log != loaded->host.log || o.log_arg != loaded->host.log_arg)) ||
-		    (o.now_ns && (o.now_ns != loaded->host.now_ns ||
-		                  o.clock_arg != loaded->host.clock_arg)))
+		    (o.now_ns &&
+		     (o.now_ns != loaded->host.now_ns || o.clock_arg != loaded->host.clock_arg)) ||
+		    (o.max_lanes && o.max_lanes > loaded->host.max_lanes) ||
+		    (o.host_caps & ~loaded->host.caps))
 			log_fn(larg, MCC_LOG_WARN,
-			     "engine '%s' shares policy '%s': the clock and log callbacks of engine "
-			     "'%s' stay in use until the last release",
-			     o.engine ? o.engine : "unknown", loaded->name, loaded->engine);
+			       "engine '%s' shares policy '%s': the host table of engine '%s' "
+			       "(clock, "
+			       "log, max_lanes %u, caps 0x%llx) stays in use until the last "
+			       "release",
+			       o.engine ? o.engine : "unknown", loaded->name, loaded->engine,
+			       loaded->host.max_lanes, (unsigned long long)loaded->host.caps);
 		pthread_mutex_unlock(&lock);
 		instance_free(inst);
 		return 0;
@@ -651,9 +667,8 @@ int mcc_instance_acquire(const struct mcc_loader_opts *opts, mcc_instance **out)
 	}
 	if (inst->ops->mode != inst->cfg.policy.mode) {
 		msgf(msg, sizeof(msg),
-		         "%s: the module implements mode %s, but the configuration sets mode = %s",
-		         label, mcc__mode_name(inst->ops->mode),
-		         mcc__mode_name(inst->cfg.policy.mode));
+		     "%s: the module implements mode %s, but the configuration sets mode = %s",
+		     label, mcc__mode_name(inst->ops->mode), mcc__mode_name(inst->cfg.policy.mode));
 		rc = -EINVAL;
 		goto fail;
 	}
@@ -670,7 +685,7 @@ int mcc_instance_acquire(const struct mcc_loader_opts *opts, mcc_instance **out)
 	rc = inst->ops->init(&inst->host, &inst->cfg.policy, &io, &ctx);
 	if (rc != 0) {
 		msgf(msg, sizeof(msg), "%s: init() failed: %s (%d)", label,
-		         rc < 0 ? strerror_r(-rc, ebuf, sizeof(ebuf)) : "not a negative errno", rc);
+		     rc < 0 ? strerror_r(-rc, ebuf, sizeof(ebuf)) : "not a negative errno", rc);
 		rc = rc < 0 ? rc : -EPROTO;
 		goto fail;
 	}
@@ -680,10 +695,10 @@ int mcc_instance_acquire(const struct mcc_loader_opts *opts, mcc_instance **out)
 	loaded = inst;
 	pthread_mutex_unlock(&lock);
 	*out = inst;
-	log_fn(larg, MCC_LOG_INFO, "policy '%s' (mode %s) loaded from %s for engine '%s'", inst->name,
-	     mcc__mode_name(inst->ops->mode),
-	     strcmp(inst->ident, BUILTIN_IDENT) == 0 ? "the built-in null module" : inst->ident,
-	     inst->engine);
+	log_fn(larg, MCC_LOG_INFO, "policy '%s' (mode %s) loaded from %s for engine '%s'",
+	       inst->name, mcc__mode_name(inst->ops->mode),
+	       strcmp(inst->ident, BUILTIN_IDENT) == 0 ? "the built-in null module" : inst->ident,
+	       inst->engine);
 	return 0;
 
 fail:

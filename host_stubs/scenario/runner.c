@@ -90,8 +90,9 @@ static void plot(const char *out, const char *base)
 
 static void table_header(void)
 {
-	printf("%-10s %-4s %-12s %8s %8s %9s %9s %9s %9s %8s %6s %6s %6s %16s %s\n", "scenario", "eng",
-	       "arm", "Gb/s", "cpu_ms", "p50_us", "p99_us", "p999_us", "qpeakKiB", "pause_ms", "lost",
+	printf("%-10s %-4s %-12s %8s %8s %9s %9s %9s %9s %9s %8s %6s %6s %6s %16s %s\n", "scenario",
+	       "eng", "arm", "Gb/s", "cpu_ms", "p50_us", "p99_us", "p999_us", "qpeakKiB", "qsteadyKiB",
+	       "pause_ms", "lost",
 	       "corr", "leak", "tasks N/C/L/U", "route states");
 }
 
@@ -100,10 +101,10 @@ static void table_row(const struct mcc_scn_result *r)
 	char st[48];
 	snprintf(st, sizeof(st), "%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64, r->task_states[0],
 	         r->task_states[1], r->task_states[2], r->task_states[3]);
-	printf("%-10s %-4s %-12s %8.2f %8.1f %9.1f %9.1f %9.1f %9" PRIu64 " %8.2f %6" PRIu64
+	printf("%-10s %-4s %-12s %8.2f %8.1f %9.1f %9.1f %9.1f %9" PRIu64 " %9" PRIu64 " %8.2f %6" PRIu64
 	       " %6" PRIu64 " %6" PRId64 " %16s %s\n",
 	       r->scenario, r->engine, r->arm, r->goodput_gbps, r->cpu_ms, r->p50_us, r->p99_us,
-	       r->p999_us, r->queue_peak_bytes >> 10, r->pause_ms, r->bytes_lost, r->bytes_corrupted,
+	       r->p999_us, r->queue_peak_bytes >> 10, r->queue_peak_steady_bytes >> 10, r->pause_ms, r->bytes_lost, r->bytes_corrupted,
 	       r->permits_leaked, st, r->state_timeline);
 }
 

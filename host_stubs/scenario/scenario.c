@@ -104,6 +104,7 @@ struct scn {
 	int watch_ctx, watch_seg, watch_dev;
 	uint32_t healthy_from_ctx; /* contexts >= this are "healthy" (multinic) */
 	int last_state;
+	int steady; /* queue peak reset done */
 	char timeline[160];
 	FILE *csv;
 	uint64_t q_node, q_dev; /* receiver port sampled for the queue */
@@ -368,6 +369,10 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 					    x.state == MCC_PATH_QUARANTINED)
 						sc->healthy_quarantined++;
 				}
+	if (!sc->steady && now >= sc->end_ns / 10 * 6) { /* steady state from here */
+		mcc_fab_model_queue_peak_reset(sc->model);
+		sc->steady = 1;
+	}
 	if (sc->csv) {
 		struct mcc_fab_model_stats ms;
 		mcc_fab_model_stats(sc->model, &ms);
@@ -793,6 +798,7 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 	struct mcc_fab_model_stats ms;
 	mcc_fab_model_stats(sc->model, &ms);
 	r->queue_peak_bytes = ms.queue_peak_bytes;
+	r->queue_peak_steady_bytes = mcc_fab_model_queue_peak_reset(sc->model);
 	r->pause_ms = (double)ms.pause_ns / 1e6;
 	for (uint32_t i = 0; i < sc->nsnd; i++) {
 		struct eng_stats es;
@@ -866,13 +872,14 @@ void mcc_scn_result_write(FILE *f, const struct mcc_scn_result *r)
 {
 	fprintf(f,
 	        "RESULT scenario=%s arm=%s engine=%s dur=%.6f goodput=%.6f cpu=%.3f vcpu=%.3f "
-	        "p50=%.3f p99=%.3f p999=%.3f qpeak=%" PRIu64 " pause=%.6f lost=%" PRIu64
+	        "p50=%.3f p99=%.3f p999=%.3f qpeak=%" PRIu64 " qsteady=%" PRIu64 " pause=%.6f lost=%" PRIu64
 	        " corrupt=%" PRIu64 " failedb=%" PRIu64 " leaked=%" PRId64 " done=%" PRIu64
 	        " failed=%" PRIu64 " s0=%" PRIu64 " s1=%" PRIu64 " s2=%" PRIu64 " s3=%" PRIu64
 	        " defers=%" PRIu64 " avoids=%" PRIu64 " rail_pauses=%" PRIu64 " wcerr=%" PRIu64
 	        " quar=%" PRIu64 " probes=%" PRIu64 " final=%u hq=%u digest=%" PRIu64 " timeline=%s\n",
 	        r->scenario, r->arm, r->engine, r->duration_s, r->goodput_gbps, r->cpu_ms, r->vcpu_ms,
-	        r->p50_us, r->p99_us, r->p999_us, r->queue_peak_bytes, r->pause_ms, r->bytes_lost,
+	        r->p50_us, r->p99_us, r->p999_us, r->queue_peak_bytes, r->queue_peak_steady_bytes,
+	        r->pause_ms, r->bytes_lost,
 	        r->bytes_corrupted, r->bytes_failed, r->permits_leaked, r->tasks_done, r->tasks_failed,
 	        r->task_states[0], r->task_states[1], r->task_states[2], r->task_states[3], r->defers,
 	        r->avoids, r->rail_pauses, r->wc_errors, r->quarantines, r->probes,
@@ -884,7 +891,7 @@ int mcc_scn_result_parse(const char *line, struct mcc_scn_result *r)
 	memset(r, 0, sizeof(*r));
 	int n = sscanf(line,
 	               "RESULT scenario=%15s arm=%15s engine=%7s dur=%lf goodput=%lf cpu=%lf vcpu=%lf "
-	               "p50=%lf p99=%lf p999=%lf qpeak=%" SCNu64 " pause=%lf lost=%" SCNu64
+	               "p50=%lf p99=%lf p999=%lf qpeak=%" SCNu64 " qsteady=%" SCNu64 " pause=%lf lost=%" SCNu64
 	               " corrupt=%" SCNu64 " failedb=%" SCNu64 " leaked=%" SCNd64 " done=%" SCNu64
 	               " failed=%" SCNu64 " s0=%" SCNu64 " s1=%" SCNu64 " s2=%" SCNu64 " s3=%" SCNu64
 	               " defers=%" SCNu64 " avoids=%" SCNu64 " rail_pauses=%" SCNu64 " wcerr=%" SCNu64
@@ -892,10 +899,11 @@ int mcc_scn_result_parse(const char *line, struct mcc_scn_result *r)
 	               " timeline=%159s",
 	               r->scenario, r->arm, r->engine, &r->duration_s, &r->goodput_gbps, &r->cpu_ms,
 	               &r->vcpu_ms, &r->p50_us, &r->p99_us, &r->p999_us, &r->queue_peak_bytes,
+	               &r->queue_peak_steady_bytes,
 	               &r->pause_ms, &r->bytes_lost, &r->bytes_corrupted, &r->bytes_failed,
 	               &r->permits_leaked, &r->tasks_done, &r->tasks_failed, &r->task_states[0],
 	               &r->task_states[1], &r->task_states[2], &r->task_states[3], &r->defers,
 	               &r->avoids, &r->rail_pauses, &r->wc_errors, &r->quarantines, &r->probes,
 	               &r->watch_final_state, &r->healthy_quarantined, &r->digest, r->state_timeline);
-	return n == 32 ? 0 : -EINVAL;
+	return n == 33 ? 0 : -EINVAL;
 }

@@ -39,6 +39,7 @@ struct mcc_scn_result {
 	double vcpu_ms;           /* engine steps' virtual CPU (sim) */
 	double p50_us, p99_us, p999_us; /* completion latency (victim flow if any) */
 	uint64_t queue_peak_bytes;
+	uint64_t queue_peak_steady_bytes; /* over the last 40 % of the run */
 	double pause_ms;
 	uint64_t bytes_lost, bytes_corrupted, bytes_failed;
 	int64_t permits_leaked;

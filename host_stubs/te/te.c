@@ -296,6 +296,15 @@ static void cc_route_open(te_engine *e, struct te_ctx *ctx, struct te_route *rt)
 			continue;
 		struct te_route *ort = o->routes[rt->seg][rt->dev];
 		if (ort && ort->cc && ort->cc_owned) {
+			/* Quarantine evidence of the failed NIC stays with it: a
+			 * quarantined route is not carried to another device (the
+			 * RFC scope table: never expand to other local devices). */
+			struct mcc_domain_stats ds;
+			memset(&ds, 0, sizeof(ds));
+			ds.struct_size = sizeof(ds);
+			if (e->ops->domain_stats(e->cc, MCC_DOMAIN_ROUTE, ort->cc, &ds) == 0 &&
+			    (ds.state == MCC_PATH_QUARANTINED || ds.state == MCC_PATH_PROBING))
+				continue;
 			/* WorkerPool::tryHandoffToAnotherLocalWorker: same peer path */
 			if (e->ops->route_rebind(e->cc, ort->cc, ctx->ccdev, 1, ctx->cq_id) == 0) {
 				rt->cc = ort->cc;
@@ -840,6 +849,13 @@ static uint64_t te_post_step(void *arg, uint64_t now)
 	int reroute = rc != w->seen_redispatch;
 	w->seen_redispatch = rc;
 
+	/* visit the per-path groups round robin across passes, so that a path
+	 * deferred by a shared (device) window does not starve behind others */
+	if (w->nactive > 1) {
+		struct te_route *first = w->active[0];
+		memmove(w->active, w->active + 1, (w->nactive - 1) * sizeof(*w->active));
+		w->active[w->nactive - 1] = first;
+	}
 	int blocked = 0;
 	uint32_t posted = 0;
 	for (uint32_t i = 0; i < w->nactive;) {
@@ -957,7 +973,7 @@ static uint64_t te_poll_step(void *arg, uint64_t now)
 			c.generation = s->generation;
 			c.bytes = s->permit.bytes;
 			c.post_ns = s->ts;
-			c.complete_ns = now;
+			c.complete_ns = now > s->ts ? now : s->ts; /* threaded: post after `now` */
 			c.qp_num = wc[i].qp_num;
 			c.opcode = (uint32_t)wc[i].opcode;
 			e->ops->on_completion(w->lane, &s->permit, &c);

@@ -755,7 +755,8 @@ static void check_timeouts(struct tent_lane *l, uint64_t now)
 				if (!ep)
 					continue;
 				struct tent_qp *q = &ep->q[l->id];
-				if (q->ack_head < q->tail &&
+				/* (threaded: a WR may have been posted after `now` was read) */
+				if (q->ack_head < q->tail && now > q->ring[q->ack_head % q->cap].post_ts &&
 				    now - q->ring[q->ack_head % q->cap].post_ts > e->cfg.max_timeout_ns) {
 					hit = ep;
 					k = q->ack_head;
@@ -808,7 +809,7 @@ static uint32_t async_poll_cq(struct tent_lane *l, uint64_t now)
 				c.generation = r->gen;
 				c.bytes = r->permit.bytes;
 				c.post_ns = r->post_ts;
-				c.complete_ns = now;
+				c.complete_ns = now > r->post_ts ? now : r->post_ts;
 				c.qp_num = wc[k].qp_num;
 				c.opcode = (uint32_t)wc[k].opcode;
 				e->ops->on_completion(l->lane, &r->permit, &c);

@@ -270,25 +270,18 @@ struct epoch_in {
 	uint64_t dbytes, dcompl, dlat, dlatn, dadmits;
 };
 
-static struct epoch_in gather(struct mcc_core *core, struct mcc_dom *d)
+static struct epoch_in gather(struct mcc_dom *d)
 {
 	struct mcc_ctl *cs = &d->cs;
-	uint64_t bytes = 0, compl = 0, lat = 0, latn = 0, admits = 0;
-	for (uint32_t i = 0; i < core->max_lanes; i++) {
-		const struct mcc_lane_ctr *c = &d->lanes[i];
-		admits += atomic_load_explicit(&c->admits, RLX);
-		bytes += atomic_load_explicit(&c->completed_bytes, RLX);
-		compl += atomic_load_explicit(&c->completions, RLX);
-		lat += atomic_load_explicit(&c->lat_sum_ns, RLX);
-		latn += atomic_load_explicit(&c->lat_samples, RLX);
-	}
-	struct epoch_in in = { bytes - cs->last_bytes, compl - cs->last_compl, lat - cs->last_lat_sum,
-		               latn - cs->last_lat_n, admits - cs->last_admits };
-	cs->last_admits = admits;
-	cs->last_bytes = bytes;
-	cs->last_compl = compl;
-	cs->last_lat_sum = lat;
-	cs->last_lat_n = latn;
+	const struct mcc_counters *t = &cs->tmp; /* mcc_scan_lanes() */
+	struct epoch_in in = { t->completed_bytes - cs->last_bytes, t->completions - cs->last_compl,
+		               t->lat_sum_ns - cs->last_lat_sum, t->lat_samples - cs->last_lat_n,
+		               t->admits - cs->last_admits };
+	cs->last_admits = t->admits;
+	cs->last_bytes = t->completed_bytes;
+	cs->last_compl = t->completions;
+	cs->last_lat_sum = t->lat_sum_ns;
+	cs->last_lat_n = t->lat_samples;
 	if (d->kind == MCC_DOM_DEVICE) { /* TENT DeviceSelector telemetry */
 		uint64_t tel = atomic_load_explicit(&d->telemetry, RLX);
 		if (cs->tel_seen && tel > cs->last_tel && tel - cs->last_tel > in.dbytes)
@@ -305,7 +298,7 @@ static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now, u
 {
 	struct mcc_ctl *cs = &d->cs;
 	const struct mcc_params *p = &core->p;
-	struct epoch_in in = gather(core, d);
+	struct epoch_in in = gather(d);
 	uint64_t hard = atomic_exchange_explicit(&d->hard_pending, 0, RLX);
 	uint64_t rnr = atomic_exchange_explicit(&d->rnr_pending, 0, RLX);
 	uint64_t pok = atomic_exchange_explicit(&d->probe_ok, 0, RLX);
@@ -369,8 +362,8 @@ static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now, u
 	}
 }
 
-/* Fold stale credit flushed since the last tick, then snapshot the stale
- * credit lanes still cache (in this order: see domain.c). */
+/* Fold stale credit flushed since the last tick, then snapshot the credit
+ * lanes still cache (in this order: see domain.c), and the feedback counters. */
 static void credit_snapshot(struct mcc_core *core)
 {
 	struct mcc_dom *lists[2] = { core->devices, core->routes };
@@ -379,24 +372,8 @@ static void credit_snapshot(struct mcc_core *core)
 			uint64_t r = atomic_exchange_explicit(&d->stale_returned, 0, RLX);
 			if (r)
 				atomic_fetch_sub_explicit(&d->inflight, (int64_t)r, RLX);
-			d->cs.tmp_credit = d->cs.tmp_stale = 0;
 		}
-	for (uint32_t i = 0; i < core->max_lanes; i++) {
-		struct mcc_lane *lane = core->lanes[i];
-		if (!lane)
-			continue;
-		for (unsigned s = 0; s < MCC_LANE_SLOTS; s++) {
-			struct mcc_slot *sl = &lane->slots[s];
-			struct mcc_dom *d = atomic_load_explicit(&sl->dom, RLX);
-			uint64_t c = d ? atomic_load_explicit(&sl->credit, RLX) : 0;
-			if (!c || d->closed)
-				continue;
-			d->cs.tmp_credit += c;
-			if (atomic_load_explicit(&sl->epoch, RLX) !=
-			    mcc_ctl_epoch(atomic_load_explicit(&d->ctl, RLX)))
-				d->cs.tmp_stale += c;
-		}
-	}
+	mcc_scan_lanes(core);
 	for (int l = 0; l < 2; l++)
 		for (struct mcc_dom *d = lists[l]; d; d = d->next)
 			atomic_store_explicit(&d->stale_est, d->cs.tmp_stale, RLX);

@@ -105,14 +105,15 @@ struct mcc_params {
 
 enum mcc_dom_kind { MCC_DOM_DEVICE = 0, MCC_DOM_ROUTE = 1 };
 
-/* Per (domain, lane) feedback counters: written by that lane only (relaxed
- * load + store), summed by tick and domain_stats. One cache line per lane. */
-struct mcc_lane_ctr {
-	alignas(MCC_LINE) _Atomic uint64_t admits;
-	_Atomic uint64_t completed_bytes;
-	_Atomic uint64_t completions;
-	_Atomic uint64_t lat_sum_ns;
-	_Atomic uint64_t lat_samples;
+/* Feedback counters: a lane counts in its slot for the domain (struct
+ * mcc_slot) and folds them into the domain's `fl` totals when the slot is
+ * rebound; tick and domain_stats add both under the lanes' seqlocks. */
+struct mcc_counters {
+	uint64_t admits;
+	uint64_t completed_bytes;
+	uint64_t completions;
+	uint64_t lat_sum_ns;
+	uint64_t lat_samples;
 };
 
 /* Cold control state (core->lock). */
@@ -128,8 +129,9 @@ struct mcc_ctl {
 	uint64_t last_q_ns;    /* host time of the last quarantine; 0: never */
 	uint64_t window_cuts;
 	uint64_t quarantines;
-	uint64_t tmp_credit; /* tick scratch: credit cached by lanes */
-	uint64_t tmp_stale;  /* tick scratch: of which stale (old epoch) */
+	uint64_t tmp_credit; /* scan scratch: credit cached by lanes */
+	uint64_t tmp_stale;  /* scan scratch: of which stale (old epoch) */
+	struct mcc_counters tmp; /* scan scratch: feedback totals */
 	uint32_t high_streak, low_streak, clean_streak;
 	uint32_t hard_errors; /* toward hard_error_threshold */
 	uint32_t hard_epoch;  /* hard errors applied in the current epoch */
@@ -178,7 +180,14 @@ struct mcc_dom {
 	_Atomic uint64_t telemetry;      /* MCC_SIG_DEVICE_TELEMETRY value1 */
 	_Atomic uint64_t suppressed;     /* soft deadlines dropped for poller stall */
 
-	/* line 4 */
+	/* line 4: counters folded from rebound lane slots */
+	alignas(MCC_LINE) _Atomic uint64_t fl_admits;
+	_Atomic uint64_t fl_completed_bytes;
+	_Atomic uint64_t fl_completions;
+	_Atomic uint64_t fl_lat_sum_ns;
+	_Atomic uint64_t fl_lat_samples;
+
+	/* line 5 */
 	alignas(MCC_LINE) _Atomic uint64_t progress_mark; /* device: epoch of the last poll pass */
 	_Atomic uint64_t q_until_ns;     /* end of the cooldown (QUARANTINED) */
 	_Atomic uint64_t bindings;       /* lane slots referencing this domain */
@@ -186,7 +195,6 @@ struct mcc_dom {
 	uint32_t idx;
 
 	struct mcc_ctl cs; /* cold */
-	struct mcc_lane_ctr *lanes; /* [core->max_lanes] */
 	struct mcc_dom *next, *prev; /* core list (cold) */
 	bool closed;
 };
@@ -217,11 +225,17 @@ struct mcc_route {
  * this lane, valid while `epoch` equals the domain's credit epoch. Written by
  * the lane (relaxed stores); read by tick to measure cached and stale credit. */
 struct mcc_slot {
-	_Atomic(struct mcc_dom *) dom;
+	alignas(MCC_LINE) _Atomic(struct mcc_dom *) dom;
 	_Atomic uint64_t credit;
 	_Atomic uint32_t epoch;
 	uint32_t reserved0;
-	uint64_t reserved1; /* 32 bytes: slot address = base + offset */
+	/* this lane's feedback for `dom` since the slot was bound (single
+	 * writer: relaxed load + store) */
+	_Atomic uint64_t admits;
+	_Atomic uint64_t completed_bytes;
+	_Atomic uint64_t completions;
+	_Atomic uint64_t lat_sum_ns;
+	_Atomic uint64_t lat_samples;
 };
 
 /* One evidence record (lane ring and slow path). */
@@ -262,13 +276,28 @@ struct mcc_okcache {
 	uint64_t batch_id, task_id, ver;
 };
 
+/* Recently pushed anomalies: an identical record (task, attempt, path,
+ * reason) in the same epoch is not pushed again. */
+struct mcc_ancache {
+	uint64_t batch_id, task_id, route_id, epoch;
+	uint32_t attempt;
+	uint8_t reason;
+	uint8_t reserved[3];
+};
+#define MCC_EV_ANCACHE 16u
+
 struct mcc_lane {
+	struct mcc_slot slots[MCC_LANE_SLOTS]; /* first: slot address = lane + offset */
 	struct mcc_core *core;
 	uint32_t id;
 	uint32_t role;
-	struct mcc_slot slots[MCC_LANE_SLOTS];
+	/* seqlock of slot rebinds (odd while a slot folds its counters into a
+	 * domain), so scans never count a folded value twice */
+	_Atomic uint32_t seq;
+	uint32_t reserved0;
 	struct mcc_evring ring;
 	struct mcc_okcache ok[MCC_EV_OKCACHE];
+	struct mcc_ancache an[MCC_EV_ANCACHE];
 	/* dedupe: congestion feedback once per task per epoch; one recorder
 	 * entry per flush burst */
 	uint64_t cf_batch, cf_task, cf_epoch;
@@ -416,6 +445,7 @@ struct mcc_core {
 
 	alignas(MCC_LINE) pthread_mutex_t lock;
 	struct mcc_lane **lanes; /* [max_lanes] (cold) */
+	uint32_t *scan_seq;      /* [max_lanes] scan scratch (cold) */
 	struct mcc_dom *devices, *routes, *zombies; /* (cold) */
 	uint32_t next_idx;
 	uint32_t next_dev; /* device slot assignment */
@@ -433,6 +463,9 @@ struct mcc_core {
 /* --------------------------------------------------------------- domain.c */
 
 void mcc_dom_init(struct mcc_core *core, struct mcc_dom *d, uint32_t kind, uint32_t idx);
+/* core->lock held: fill every open domain's cs.tmp_* from the lane slots and
+ * folded totals (consistent under the lanes' seqlocks). */
+void mcc_scan_lanes(struct mcc_core *core);
 uint64_t mcc_dom_inflight(const struct mcc_dom *d); /* shared - flushed stale */
 void mcc_lane_flush_all(struct mcc_lane *lane);
 uint64_t mcc_core_now(const struct mcc_core *core); /* host clock (slow path) */

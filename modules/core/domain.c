@@ -37,7 +37,7 @@ uint64_t mcc_core_now(const struct mcc_core *core)
 
 void mcc_dom_init(struct mcc_core *core, struct mcc_dom *d, uint32_t kind, uint32_t idx)
 {
-	/* d and d->lanes are zeroed by the caller */
+	/* d is zeroed by the caller */
 	d->kind = kind;
 	d->idx = idx;
 	/* Fibonacci hashing spreads consecutive indices over the slots */
@@ -84,11 +84,28 @@ static void slot_flush(struct mcc_slot *s, struct mcc_dom *d, uint64_t ctl)
 	atomic_store_explicit(&s->credit, 0, RLX);
 }
 
-static COLD void slot_rebind(struct mcc_slot *s, struct mcc_dom *d)
+static void fold(_Atomic uint64_t *from, _Atomic uint64_t *to)
+{
+	uint64_t v = atomic_load_explicit(from, RLX);
+	if (v) {
+		atomic_fetch_add_explicit(to, v, RLX);
+		atomic_store_explicit(from, 0, RLX);
+	}
+}
+
+static COLD void slot_rebind(struct mcc_lane *lane, struct mcc_slot *s, struct mcc_dom *d)
 {
 	struct mcc_dom *old = atomic_load_explicit(&s->dom, RLX);
+	uint32_t seq = atomic_load_explicit(&lane->seq, RLX);
+	atomic_store_explicit(&lane->seq, seq + 1, RLX); /* seqlock: write begins */
+	atomic_thread_fence(REL);
 	if (old) {
 		slot_flush(s, old, atomic_load_explicit(&old->ctl, ACQ));
+		fold(&s->admits, &old->fl_admits);
+		fold(&s->completed_bytes, &old->fl_completed_bytes);
+		fold(&s->completions, &old->fl_completions);
+		fold(&s->lat_sum_ns, &old->fl_lat_sum_ns);
+		fold(&s->lat_samples, &old->fl_lat_samples);
 		atomic_store_explicit(&s->dom, NULL, RLX);
 		/* last access to `old`: tick frees a closed domain at zero */
 		atomic_fetch_sub_explicit(&old->bindings, 1, REL);
@@ -98,6 +115,65 @@ static COLD void slot_rebind(struct mcc_slot *s, struct mcc_dom *d)
 		atomic_store_explicit(&s->epoch, mcc_ctl_epoch(atomic_load_explicit(&d->ctl, ACQ)),
 		                      RLX);
 		atomic_store_explicit(&s->dom, d, RLX);
+	}
+	atomic_store_explicit(&lane->seq, seq + 2, REL); /* write ends */
+}
+
+static void scan_add(struct mcc_dom *d, const struct mcc_slot *s)
+{
+	uint64_t c = atomic_load_explicit(&s->credit, RLX);
+	d->cs.tmp_credit += c;
+	if (c && atomic_load_explicit(&s->epoch, RLX) != mcc_ctl_epoch(atomic_load_explicit(&d->ctl, RLX)))
+		d->cs.tmp_stale += c;
+	d->cs.tmp.admits += atomic_load_explicit(&s->admits, RLX);
+	d->cs.tmp.completed_bytes += atomic_load_explicit(&s->completed_bytes, RLX);
+	d->cs.tmp.completions += atomic_load_explicit(&s->completions, RLX);
+	d->cs.tmp.lat_sum_ns += atomic_load_explicit(&s->lat_sum_ns, RLX);
+	d->cs.tmp.lat_samples += atomic_load_explicit(&s->lat_samples, RLX);
+}
+
+static void scan_folded(struct mcc_dom *d)
+{
+	d->cs.tmp.admits += atomic_load_explicit(&d->fl_admits, RLX);
+	d->cs.tmp.completed_bytes += atomic_load_explicit(&d->fl_completed_bytes, RLX);
+	d->cs.tmp.completions += atomic_load_explicit(&d->fl_completions, RLX);
+	d->cs.tmp.lat_sum_ns += atomic_load_explicit(&d->fl_lat_sum_ns, RLX);
+	d->cs.tmp.lat_samples += atomic_load_explicit(&d->fl_lat_samples, RLX);
+}
+
+void mcc_scan_lanes(struct mcc_core *core)
+{
+	struct mcc_dom *lists[3] = { core->devices, core->routes, core->zombies };
+	for (int attempt = 0; attempt < 8; attempt++) {
+		bool stable = true;
+		for (int l = 0; l < 3; l++)
+			for (struct mcc_dom *d = lists[l]; d; d = d->next) {
+				d->cs.tmp_credit = d->cs.tmp_stale = 0;
+				memset(&d->cs.tmp, 0, sizeof(d->cs.tmp));
+			}
+		for (uint32_t i = 0; i < core->max_lanes; i++) {
+			struct mcc_lane *lane = core->lanes[i];
+			if (!lane)
+				continue;
+			core->scan_seq[i] = atomic_load_explicit(&lane->seq, ACQ);
+			if (core->scan_seq[i] & 1)
+				stable = false;
+			for (unsigned k = 0; k < MCC_LANE_SLOTS; k++) {
+				struct mcc_dom *d = atomic_load_explicit(&lane->slots[k].dom, RLX);
+				if (d)
+					scan_add(d, &lane->slots[k]);
+			}
+		}
+		for (int l = 0; l < 3; l++)
+			for (struct mcc_dom *d = lists[l]; d; d = d->next)
+				scan_folded(d);
+		atomic_thread_fence(ACQ);
+		for (uint32_t i = 0; i < core->max_lanes; i++)
+			if (core->lanes[i] &&
+			    atomic_load_explicit(&core->lanes[i]->seq, RLX) != core->scan_seq[i])
+				stable = false;
+		if (stable)
+			return; /* else a slot was being rebound: read again */
 	}
 }
 
@@ -117,7 +193,7 @@ static inline struct mcc_slot *lane_slot(struct mcc_lane *lane, struct mcc_dom *
 {
 	struct mcc_slot *s = slot_of(lane, d);
 	if (UNLIKELY(atomic_load_explicit(&s->dom, RLX) != d))
-		slot_rebind(s, d);
+		slot_rebind(lane, s, d);
 	if (UNLIKELY(atomic_load_explicit(&s->epoch, RLX) != mcc_ctl_epoch(ctl)))
 		slot_restale(s, d, ctl);
 	return s;
@@ -126,7 +202,8 @@ static inline struct mcc_slot *lane_slot(struct mcc_lane *lane, struct mcc_dom *
 void mcc_lane_flush_all(struct mcc_lane *lane)
 {
 	for (unsigned i = 0; i < MCC_LANE_SLOTS; i++)
-		slot_rebind(&lane->slots[i], NULL);
+		if (atomic_load_explicit(&lane->slots[i].dom, RLX))
+			slot_rebind(lane, &lane->slots[i], NULL);
 }
 
 /* ------------------------------------------------------------- reservation */
@@ -303,6 +380,7 @@ int mcc_core_lane_open(void *ctx, const struct mcc_lane_desc *desc, mcc_lane **o
 		return -EINVAL;
 	struct mcc_lane *lane = aligned_alloc(MCC_LINE, (sizeof(*lane) + MCC_LINE - 1) &
 	                                                    ~(size_t)(MCC_LINE - 1));
+	_Static_assert(sizeof(struct mcc_slot) == MCC_LINE, "one slot per cache line");
 	if (!lane)
 		return -ENOMEM;
 	memset(lane, 0, sizeof(*lane));
@@ -373,10 +451,11 @@ static COLD int refuse(struct mcc_lane *lane, struct mcc_route *r, struct mcc_de
 
 /* The general admission path: any state, exact or credit mode, cache misses,
  * stale epochs, refills, generation and slice-size bookkeeping. */
-static NOINLINE int acquire_general(struct mcc_lane *lane, struct mcc_route *r,
-                                    struct mcc_device *dv, uint64_t bytes, uint32_t generation,
-                                    const struct mcc_task_ref *task, struct mcc_permit *p)
+static NOINLINE int acquire_general(struct mcc_lane *lane, struct mcc_route *r, uint64_t bytes,
+                                    uint32_t generation, const struct mcc_task_ref *task,
+                                    struct mcc_permit *p)
 {
+	struct mcc_device *dv = atomic_load_explicit(&r->dev, ACQ);
 	struct mcc_dom *rd = &r->d, *dd = &dv->d;
 	uint64_t rctl = atomic_load_explicit(&rd->ctl, ACQ);
 	uint64_t dctl = atomic_load_explicit(&dd->ctl, ACQ);
@@ -431,8 +510,8 @@ static NOINLINE int acquire_general(struct mcc_lane *lane, struct mcc_route *r,
 	}
 
 admitted:
-	mcc_ctr_add(&dd->lanes[lane->id].admits, 1);
-	mcc_ctr_add(&rd->lanes[lane->id].admits, 1);
+	mcc_ctr_add(&lane_slot(lane, dd, atomic_load_explicit(&dd->ctl, ACQ))->admits, 1);
+	mcc_ctr_add(&lane_slot(lane, rd, atomic_load_explicit(&rd->ctl, ACQ))->admits, 1);
 	if (UNLIKELY(flags & MCC_PERMIT_F_PROBE)) {
 		if (rs == MCC_PATH_PROBING)
 			atomic_fetch_add_explicit(&rd->probes, 1, RLX);
@@ -617,7 +696,7 @@ static NOINLINE void completion_general(struct mcc_lane *lane, struct mcc_permit
 		error_feedback(lane, p, wc, rctl, dctl, gen, n);
 		return;
 	}
-	struct mcc_lane_ctr *ld = &dv->d.lanes[lane->id], *lr = &r->d.lanes[lane->id];
+	struct mcc_slot *ld = lane_slot(lane, &dv->d, dctl), *lr = lane_slot(lane, &r->d, rctl);
 	mcc_ctr_add(&ld->completed_bytes, n);
 	mcc_ctr_add(&ld->completions, 1);
 	mcc_ctr_add(&lr->completed_bytes, n);
@@ -678,8 +757,8 @@ int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t 
 		           bytes <= atomic_load_explicit(&r->d.max_slice, RLX))) {
 			atomic_store_explicit(&rs->credit, rc - bytes, RLX);
 			atomic_store_explicit(&ds->credit, dc - bytes, RLX);
-			mcc_ctr_add(&dv->d.lanes[lane->id].admits, 1);
-			mcc_ctr_add(&r->d.lanes[lane->id].admits, 1);
+			mcc_ctr_add(&ds->admits, 1);
+			mcc_ctr_add(&rs->admits, 1);
 			p->flags = MCC_PERMIT_F_LIVE;
 			p->route = r;
 			p->device = dv;
@@ -693,7 +772,7 @@ int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t 
 			return MCC_ADMIT;
 		}
 	}
-	return acquire_general(lane, r, dv, bytes, generation, task, p);
+	return acquire_general(lane, r, bytes, generation, task, p);
 }
 
 int mcc_core_release(mcc_lane *lane, struct mcc_permit *p, uint64_t bytes, uint32_t reason)
@@ -746,8 +825,7 @@ void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit *p, const struct m
 			uint64_t dc = atomic_load_explicit(&ds->credit, RLX) + n;
 			if (LIKELY(rc <= atomic_load_explicit(&r->d.chunk, RLX) &&
 			           dc <= atomic_load_explicit(&dv->d.chunk, RLX))) {
-				struct mcc_lane_ctr *ld = &dv->d.lanes[lane->id];
-				struct mcc_lane_ctr *lr = &r->d.lanes[lane->id];
+				struct mcc_slot *ld = ds, *lr = rs;
 				atomic_store_explicit(&rs->credit, rc, RLX);
 				atomic_store_explicit(&ds->credit, dc, RLX);
 				p->bytes -= n;

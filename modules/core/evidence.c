@@ -381,6 +381,13 @@ void mcc_ev_lane_anomaly(struct mcc_lane *lane, struct mcc_ev *rec)
 {
 	struct mcc_core *core = lane->core;
 	struct mcc_evring *ring = &lane->ring;
+	uint64_t h = task_hash(rec->batch_id, rec->task_id);
+	uint64_t ep = atomic_load_explicit(&core->epoch_no, RLX);
+	struct mcc_ancache *ac = &lane->an[h & (MCC_EV_ANCACHE - 1)];
+	if (ac->epoch == ep && ac->batch_id == rec->batch_id && ac->task_id == rec->task_id &&
+	    ac->route_id == rec->route_id && ac->attempt == rec->attempt &&
+	    ac->reason == rec->reason)
+		return; /* the same evidence again in this epoch (a defer storm) */
 	uint32_t head = atomic_load_explicit(&ring->head, RLX);
 	if (head - atomic_load_explicit(&ring->tail, ACQ) >= MCC_EV_RING) {
 		atomic_fetch_add_explicit(&ring->dropped, 1, RLX);
@@ -388,8 +395,11 @@ void mcc_ev_lane_anomaly(struct mcc_lane *lane, struct mcc_ev *rec)
 	}
 	/* sequence first, then the bucket version (see mcc_ev_lane_success) */
 	rec->seq = atomic_fetch_add(&core->ev_seq, 1) + 1;
-	bloom_inc(core, task_hash(rec->batch_id, rec->task_id));
+	bloom_inc(core, h);
 	ring_push(ring, rec);
+	*ac = (struct mcc_ancache){ .batch_id = rec->batch_id, .task_id = rec->task_id,
+		                    .route_id = rec->route_id, .epoch = ep,
+		                    .attempt = rec->attempt, .reason = rec->reason };
 }
 
 void mcc_ev_lane_success(struct mcc_lane *lane, const struct mcc_task_ref *task,
@@ -420,6 +430,10 @@ void mcc_ev_lane_success(struct mcc_lane *lane, const struct mcc_task_ref *task,
 		oc->batch_id = task->batch_id;
 		oc->task_id = task->task_id;
 		oc->ver = ver;
+		/* a later identical anomaly must be recorded again */
+		struct mcc_ancache *ac = &lane->an[h & (MCC_EV_ANCACHE - 1)];
+		if (ac->batch_id == task->batch_id && ac->task_id == task->task_id)
+			ac->epoch = 0;
 	}
 }
 

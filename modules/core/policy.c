@@ -95,14 +95,16 @@ int mcc_core_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 *cf
 		lanes = MCC_MAX_LANES_DEFAULT;
 	core->max_lanes = lanes < MCC_MAX_LANES_CAP ? lanes : MCC_MAX_LANES_CAP;
 	core->lanes = calloc(core->max_lanes, sizeof(*core->lanes));
+	core->scan_seq = calloc(core->max_lanes, sizeof(*core->scan_seq));
 	core->dl = calloc(MCC_DEADLINES_MAX, sizeof(*core->dl));
 	if (mode == MCC_MODE_OBSERVE)
 		core->rec = mcc_rec_create(core->p.recorder_entries);
-	if (!core->lanes || !core->dl || (mode == MCC_MODE_OBSERVE && !core->rec) ||
+	if (!core->lanes || !core->scan_seq || !core->dl || (mode == MCC_MODE_OBSERVE && !core->rec) ||
 	    mcc_ev_init(core) != 0 || pthread_mutex_init(&core->lock, NULL) != 0) {
 		mcc_ev_fini(core);
 		mcc_rec_destroy(core->rec);
 		free(core->dl);
+		free(core->scan_seq);
 		free(core->lanes);
 		free(core);
 		return -ENOMEM;
@@ -126,7 +128,6 @@ int mcc_core_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 *cf
 
 static void dom_free(struct mcc_dom *d)
 {
-	free(d->lanes);
 	free(d); /* the domain is the first member of its device/route */
 }
 
@@ -170,6 +171,7 @@ void mcc_core_fini(void *ctx)
 	mcc_rec_destroy(core->rec);
 	free(core->reg);
 	free(core->dl);
+	free(core->scan_seq);
 	free(core->lanes);
 	pthread_mutex_destroy(&core->lock);
 	free(core);
@@ -177,19 +179,12 @@ void mcc_core_fini(void *ctx)
 
 /* --------------------------------------------------------------- domains */
 
-static void *dom_alloc(struct mcc_core *core, size_t size)
+static void *dom_alloc(size_t size)
 {
 	size = (size + MCC_LINE - 1) & ~(size_t)(MCC_LINE - 1);
 	struct mcc_dom *d = aligned_alloc(MCC_LINE, size);
-	if (!d)
-		return NULL;
-	memset(d, 0, size);
-	d->lanes = aligned_alloc(MCC_LINE, core->max_lanes * sizeof(*d->lanes));
-	if (!d->lanes) {
-		free(d);
-		return NULL;
-	}
-	memset(d->lanes, 0, core->max_lanes * sizeof(*d->lanes));
+	if (d)
+		memset(d, 0, size);
 	return d;
 }
 
@@ -220,7 +215,7 @@ int mcc_core_device_open(void *ctx, const struct mcc_device_desc *desc, mcc_devi
 	struct mcc_core *core = ctx;
 	if (!core || !desc || !out)
 		return -EINVAL;
-	struct mcc_device *dv = dom_alloc(core, sizeof(*dv));
+	struct mcc_device *dv = dom_alloc(sizeof(*dv));
 	if (!dv)
 		return -ENOMEM;
 	dv->device_id = desc->device_id;
@@ -258,7 +253,7 @@ int mcc_core_route_open(void *ctx, mcc_device *dv, const struct mcc_route_desc *
 	struct mcc_core *core = ctx;
 	if (!core || !dv || !desc || !out)
 		return -EINVAL;
-	struct mcc_route *r = dom_alloc(core, sizeof(*r));
+	struct mcc_route *r = dom_alloc(sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	atomic_init(&r->dev, dv);
@@ -347,11 +342,10 @@ int mcc_core_domain_stats(void *ctx, int kind, const void *domain, struct mcc_do
 	s.generation = atomic_load_explicit(&d->generation, RLX);
 	s.hard_errors = d->cs.hard_errors;
 	s.cooldown_ms = mcc_ctl_cooldown_left_ms(d, now);
-	for (uint32_t i = 0; i < core->max_lanes; i++) {
-		s.admits += atomic_load_explicit(&d->lanes[i].admits, RLX);
-		s.completed_bytes += atomic_load_explicit(&d->lanes[i].completed_bytes, RLX);
-		s.completions += atomic_load_explicit(&d->lanes[i].completions, RLX);
-	}
+	mcc_scan_lanes(core);
+	s.admits = d->cs.tmp.admits;
+	s.completed_bytes = d->cs.tmp.completed_bytes;
+	s.completions = d->cs.tmp.completions;
 	s.defers = atomic_load_explicit(&d->defers, RLX);
 	s.avoids = atomic_load_explicit(&d->avoids, RLX);
 	s.would_defer = atomic_load_explicit(&d->would_defer, RLX);

@@ -299,8 +299,7 @@ static void null_batch_free(void *ctx, uint64_t batch_id)
 	(void)batch_id; /* no evidence retained */
 }
 
-static int null_domain_stats(void *ctx, int kind, const void *domain,
-                             struct mcc_domain_stats *out)
+static int null_domain_stats(void *ctx, int kind, const void *domain, struct mcc_domain_stats *out)
 {
 	(void)ctx;
 	if ((kind != MCC_DOMAIN_DEVICE && kind != MCC_DOMAIN_ROUTE) || !domain || !out)

@@ -195,6 +195,63 @@ for wname, ex, msg, conc, dur in WORKLOADS:
         add_head(f"observe vs off, CPU per GiB (child rusage), {wname}",
                  paired(wname, "observe", "off", "cpu_per_gib_ms", True))
 
+# ------------------------------------- instructions per GiB (sim, callgrind)
+# The sim executor is single-threaded and deterministic, so callgrind's
+# instruction count of a run is exact: (count at 2d - count at d) divided by
+# the extra verified bytes is the steady-state cost per GiB, noise-free.
+VALGRIND = os.environ.get("VALGRIND", "")
+insn = {}  # (workload, arm) -> instructions per GiB
+t2 = time.time()
+
+
+def cg_total(path):
+    with open(path) as f:
+        for line in f:
+            if line.startswith("totals:"):
+                return int(line.split()[1])
+    return None
+
+
+if VALGRIND:
+    import tempfile
+    tmpd = tempfile.mkdtemp(prefix="mcc-e2e-cg.")
+    for wname, ex, msg, conc, dur in WORKLOADS:
+        if ex != "sim":
+            continue
+        d1 = (0.004 if Q else 0.01) if msg < (1 << 20) else (0.01 if Q else 0.03)
+        for arm in available:
+            pts = []
+            for k, d in ((1, d1), (2, 2 * d1)):
+                base = [HOST_NOCC] if arm == "compile-out" else [HOST, "--mode", arm,
+                                                                  "--module-dir", MOD]
+                base += ["--msg", str(msg), "--conc", str(conc), "--duration", str(d),
+                         "--exec", "sim", "--devs", "2", "--seed", "1"]
+                cgo = os.path.join(tmpd, f"cg.{len(insn)}.{k}")
+                out, err, rc, cpu, rss = run_child(
+                    [VALGRIND, "--tool=callgrind", f"--callgrind-out-file={cgo}"] + base, SIM_CPU)
+                line = next((l for l in out.splitlines() if l.startswith("E2E ")), None)
+                tot = cg_total(cgo) if os.path.exists(cgo) else None
+                if line is None or tot is None:
+                    notes.append(f"callgrind `{wname}` / `{arm}`: failed (rc {rc})")
+                    break
+                pts.append((tot, kv(line, "E2E")["bytes_ok"]))
+                os.unlink(cgo)
+            if len(pts) == 2 and pts[1][1] > pts[0][1]:
+                insn[(wname, arm)] = (pts[1][0] - pts[0][0]) / ((pts[1][1] - pts[0][1]) / GIB)
+    try:
+        os.rmdir(tmpd)
+    except OSError:
+        pass
+cg_s = time.time() - t2
+for wname, ex, msg, conc, dur in WORKLOADS:
+    for a, b, tgt, lim in (("off", "compile-out", "<= 1% regression", 1.0),
+                           ("enforce", "off", None, None), ("observe", "off", None, None)):
+        x, y = insn.get((wname, a)), insn.get((wname, b))
+        if x and y:
+            v = (x / y - 1) * 100
+            add_head(f"{a} vs {b}, instructions per GiB (callgrind, exact), {wname}",
+                     [v, v, v, 1], tgt, lim)
+
 # ----------------------------------------------------------- scenario runner
 scn = {}  # (scenario, arm) -> list of dicts
 scn_arms = [a for a in ("off", "observe", "enforce") if a in available]
@@ -276,6 +333,7 @@ for wname, ex, msg, conc, dur in WORKLOADS:
                      fmt(g("p50_us"), 1), fmt(g("p99_us"), 1), fmt(g("p999_us"), 1),
                      fmt(g("qpeak"), 0), f"{tot('defers')}/{tot('avoids')}",
                      f"{tot('corrupt')}/{tot('lost')}/{tot('leaked')}/{tot('tasks_failed')}",
+                     fmt(g("inflight_end"), 0),
                      f"{tot('tasks_ok')}", " ".join(states)[:60]])
     if rows:
         unit = "Gb/s (model time)" if ex == "sim" else "Gb/s (real time)"
@@ -285,7 +343,8 @@ for wname, ex, msg, conc, dur in WORKLOADS:
             "columns": ["arm", "controller in force", "runs", unit,
                         "CPU ms/GiB (child)", "CPU ms/GiB (run only)", "p50 us", "p99 us",
                         "p999 us", "queue peak B", "defers/avoids",
-                        "corrupt/lost/leaked/failed", "tasks verified", "route states"],
+                        "corrupt/lost/leaked permits/failed", "domain bytes at end (lane credit)",
+                        "tasks verified", "route states"],
             "rows": rows})
 srows = []
 for name in ("incast", "flap", "multinic"):
@@ -300,6 +359,20 @@ for name in ("incast", "flap", "multinic"):
                       f"{d0.get('defers')}/{d0.get('avoids')}", f"{d0.get('quar')}/{d0.get('probes')}",
                       f"{d0.get('lost')}/{d0.get('corrupt')}/{d0.get('leaked')}",
                       str(d0.get("timeline"))[:60]])
+if insn:
+    irows = []
+    for wname, ex, msg, conc, dur in WORKLOADS:
+        base = insn.get((wname, "compile-out"))
+        for arm in ARMS:
+            x = insn.get((wname, arm))
+            if x:
+                irows.append([wname, arm, f"{x / 1e6:.1f}",
+                              f"{(x / base - 1) * 100:+.2f} %" if base else "-"])
+    tables.append({
+        "title": "Instructions per GiB verified, end to end (sim executor, callgrind; "
+                 "whole process: host stub, model, payload copy and checksum included)",
+        "columns": ["workload", "arm", "M instructions / GiB", "vs compile-out"],
+        "rows": irows})
 if srows:
     tables.append({
         "title": "Scenarios (scenario runner, TE host, sim executor, one process per arm)",
@@ -316,7 +389,8 @@ notes.insert(0, (
     "included; \"run only\" excludes setup). Threaded runs use both CPUs in real time "
     "and are as noisy as this machine. The off arm is what the host stubs do with "
     "mode = off: hooks compiled in, the null module called through the vtable "
-    f"(admits counted). Elapsed: arms {e2e_s:.0f} s, scenarios {scn_s:.0f} s."))
+    f"(admits counted). Elapsed: arms {e2e_s:.0f} s, callgrind {cg_s:.0f} s, "
+    f"scenarios {scn_s:.0f} s."))
 cmdnotes = ["Exact commands (one per arm; `--seed 1`):", ""]
 for (wname, arm), c in sorted(cmds.items()):
     cmdnotes.append(f"- {wname} / {arm}: `{c}`")

@@ -11,8 +11,11 @@
  *            [--mode off|observe|enforce] [--engine te|tent] [--devs D]
  *            [--seed N] [--module-dir DIR] [--link-gbps G]
  *
- * Prints one line "E2E key=value ..." (see print_result). Every transfer's
- * payload is verified against the source checksum at completion.
+ * Prints one line "E2E key=value ...". Every transfer's payload is verified
+ * against the source checksum at completion. leaked = permits the host still
+ * holds after the drain (must be 0); inflight_end = bytes the domains still
+ * count with the lanes open (byte credit cached by lanes counts there).
+ * Exit status 3 when a payload, a transfer or a permit went missing.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -463,7 +466,7 @@ int main(int argc, char **argv)
 	/* controller state in force: each device domain and its route to the
 	 * receiver's NIC of the same index (absent when compiled out / off) */
 	char states[128] = "";
-	uint64_t win_min = UINT64_MAX, quar = 0, cuts = 0;
+	uint64_t win_min = UINT64_MAX, quar = 0, cuts = 0, inflight = 0;
 	uint32_t nctx = w.te ? te_num_contexts(w.te) : tent_num_devices(w.tn);
 	for (uint32_t c = 0; c < nctx; c++)
 		for (int r = -1; r < (int)w.devs; r++) {
@@ -475,7 +478,7 @@ int main(int argc, char **argv)
 			                                 &st);
 			if (e != 0)
 				continue;
-			leaked += (int64_t)st.inflight_bytes;
+			inflight += st.inflight_bytes; /* includes credit cached by open lanes */
 			quar += st.quarantines;
 			cuts += st.window_cuts;
 			if (r >= 0 && st.window_bytes && st.window_bytes < win_min)
@@ -493,7 +496,7 @@ int main(int argc, char **argv)
 	       "bytes_ok=%" PRIu64 " tasks_ok=%" PRIu64 " tasks_failed=%" PRIu64 " submit_fail=%" PRIu64
 	       " corrupt=%" PRIu64 " lost=%" PRIu64 " goodput_gbps=%.6f p50_us=%.3f p99_us=%.3f "
 	       "p999_us=%.3f qpeak=%" PRIu64 " pause_ms=%.3f defers=%" PRIu64 " avoids=%" PRIu64
-	       " admits=%" PRIu64 " leaked=%" PRId64 " quarantines=%" PRIu64 " window_cuts=%" PRIu64
+	       " admits=%" PRIu64 " leaked=%" PRId64 " inflight_end=%" PRIu64 " quarantines=%" PRIu64 " window_cuts=%" PRIu64
 	       " route_window_min=%" PRIu64 " s_normal=%" PRIu64 " s_congested=%" PRIu64
 	       " s_unavail=%" PRIu64 " s_unknown=%" PRIu64 " wc_errors=%" PRIu64 " states=%s\n",
 	       MCC_CC_COMPILED_IN ? w.mode : "compile-out", cc, w.te ? "te" : "tent",
@@ -502,7 +505,7 @@ int main(int argc, char **argv)
 	       w.bytes_ok, w.tasks_ok, w.tasks_failed, w.submit_fail, w.corrupt,
 	       (uint64_t)w.outstanding * w.msg, model_s > 0 ? (double)w.bytes_ok * 8 / model_s / 1e9 : 0,
 	       pct_us(w.lat, w.nlat, 0.5), pct_us(w.lat, w.nlat, 0.99), pct_us(w.lat, w.nlat, 0.999),
-	       ms.queue_peak_bytes, (double)ms.pause_ns / 1e6, defers, avoids, admits, leaked, quar,
+	       ms.queue_peak_bytes, (double)ms.pause_ns / 1e6, defers, avoids, admits, leaked, inflight, quar,
 	       cuts, win_min == UINT64_MAX ? 0 : win_min, w.states[0], w.states[1], w.states[2],
 	       w.states[3], ms.wc_errors, states[0] ? states : "-");
 	fflush(stdout);

@@ -12,6 +12,10 @@
  *                real loader (mcc_instance_acquire, ini in a temp dir,
  *                module_dir = the build tree's modules/.libs), settling with
  *                release(NOT_POSTED) ("rel") or on_completion(SUCCESS) ("wc")
+ *   aimd-tick    aimd, with one tick() (control epoch) between the warm-up and
+ *                the timed run, as the monitor thread would run it: a busy,
+ *                healthy domain may then serve slices from per-lane credit
+ *                (modules/core), where without a tick it admits exactly
  * Thread configurations: 1T; 2T on one device+route (shared domains, one lane
  * each); 2T on separate devices/routes. Contexts: tight loop, and "ctx" with
  * ~150 ns of simulated per-WR work (anchors-cc.md B.2).
@@ -47,18 +51,21 @@ struct mb_arm {
 	const char *mode;   /* ini mode */
 	const char *module; /* expected module name */
 	int settle;
+	int tick; /* one control epoch (tick) after the warm-up: credit mode */
 };
 
 static const struct mb_arm mb_arms[] = {
-	{"floor", MB_FLOOR, NULL, NULL, 0},
-	{"compile-out", MB_OUT, NULL, NULL, 0},
-	{"off", MB_OFF, "off", "null", 0},
-	{"null-rel", MB_VT, "off", "null", MCC_BENCH_RELEASE},
-	{"null-wc", MB_VT, "off", "null", MCC_BENCH_COMPLETE},
-	{"observe-rel", MB_VT, "observe", "observe", MCC_BENCH_RELEASE},
-	{"observe-wc", MB_VT, "observe", "observe", MCC_BENCH_COMPLETE},
-	{"aimd-rel", MB_VT, "enforce", "aimd", MCC_BENCH_RELEASE},
-	{"aimd-wc", MB_VT, "enforce", "aimd", MCC_BENCH_COMPLETE},
+	{"floor", MB_FLOOR, NULL, NULL, 0, 0},
+	{"compile-out", MB_OUT, NULL, NULL, 0, 0},
+	{"off", MB_OFF, "off", "null", 0, 0},
+	{"null-rel", MB_VT, "off", "null", MCC_BENCH_RELEASE, 0},
+	{"null-wc", MB_VT, "off", "null", MCC_BENCH_COMPLETE, 0},
+	{"observe-rel", MB_VT, "observe", "observe", MCC_BENCH_RELEASE, 0},
+	{"observe-wc", MB_VT, "observe", "observe", MCC_BENCH_COMPLETE, 0},
+	{"aimd-rel", MB_VT, "enforce", "aimd", MCC_BENCH_RELEASE, 0},
+	{"aimd-wc", MB_VT, "enforce", "aimd", MCC_BENCH_COMPLETE, 0},
+	{"aimd-tick-rel", MB_VT, "enforce", "aimd", MCC_BENCH_RELEASE, 1},
+	{"aimd-tick-wc", MB_VT, "enforce", "aimd", MCC_BENCH_COMPLETE, 1},
 };
 #define MB_NARMS (sizeof(mb_arms) / sizeof(mb_arms[0]))
 
@@ -246,6 +253,10 @@ static int mb_one(const struct mb_cfg *c, const struct mb_arm *a, int ctx, uint6
 	}
 	mcc_bench_run_fn fn = mb_fn(a, ctx);
 	mb_run(fn, n / 10 + 1, c->nthreads);
+	if (a->tick) { /* a busy epoch ends: the policy may switch to lane credit */
+		b.ops->tick(b.ctx, (uint64_t)mb_now());
+		mb_run(fn, n / 10 + 1, c->nthreads);
+	}
 	*out = mb_run(fn, n, c->nthreads);
 	for (unsigned k = 0; k < c->nthreads; k++)
 		if (mb_lane_store[k].refused) {

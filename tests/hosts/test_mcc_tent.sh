@@ -6,6 +6,10 @@ PY=${PYTHON:-python3}
 command -v "$PY" >/dev/null 2>&1 || { echo "SKIP: no python"; exit 77; }
 lib="$MCC_TEST_BUILDDIR/host_stubs/tent/.libs/libmcc_tent.so.0"
 [ -e "$lib" ] || { echo "SKIP: $lib not built"; exit 77; }
+# a sanitized libmcc_tent cannot be loaded into an uninstrumented python
+if command -v ldd >/dev/null 2>&1 && ldd "$lib" 2>/dev/null | grep -q -e libasan -e libtsan; then
+	echo "SKIP: sanitized build"; exit 77
+fi
 gen="$MCC_TEST_BUILDDIR/host_stubs/tent/python"
 [ -e "$gen/mcc_tent.py" ] || { echo "SKIP: mcc_tent.py not generated"; exit 77; }
 MCC_TENT_LIBRARY="$lib" PYTHONPATH="$gen${PYTHONPATH:+:$PYTHONPATH}" \

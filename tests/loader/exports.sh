@@ -37,11 +37,12 @@ ctors() {
 	done
 }
 
-# Allowed: crtbegin's frame_dummy and sanitizer module constructors.
+# Allowed: crtbegin's frame_dummy and the sanitizers' module constructors
+# (clang: <san>.module_ctor; gcc: priority-99 _sub_I_00099_<n>).
 allowed_ctor() {
 	case $1 in
 	frame_dummy | asan.module_ctor | tsan.module_ctor | ubsan.module_ctor | \
-	_GLOBAL__sub_I_00099_* | _GLOBAL__sub_I_00001_*) return 0 ;;
+	_sub_I_00099_* | _GLOBAL__sub_I_00099_*) return 0 ;;
 	esac
 	return 1
 }

@@ -38,17 +38,17 @@ void lt_clear_env(void);
 /* A logger that keeps what it is given (thread-safe). */
 struct lt_log {
 	pthread_mutex_t mu;
-	int count[4];            /* per enum mcc_log_level */
-	char last[4][LT_LOG_MSG];/* last message per level */
-	char all[32768];         /* every message, one per line */
+	int count[4];             /* per enum mcc_log_level */
+	char last[4][LT_LOG_MSG]; /* last message per level */
+	char all[32768];          /* every message, one per line */
 };
 void lt_log_init(struct lt_log *log);
 void lt_log_fini(struct lt_log *log);
 void lt_log_fn(void *arg, int level, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
+        __attribute__((format(printf, 3, 4)))
 #endif
-    ;
+        ;
 int lt_log_has(struct lt_log *log, const char *needle);
 
 /* Options for mcc_instance_acquire with the capturing logger, the given ini

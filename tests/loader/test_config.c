@@ -206,14 +206,16 @@ static const struct good_case good[] = {
 	{ "CRLF line endings", "[controller]\r\nmd_percent = 43\r\n", get_md, 43 },
 	{ "no final newline", "[controller]\nmd_percent = 44", get_md, 44 },
 	{ "UTF-8 BOM", "\xEF\xBB\xBF[controller]\nmd_percent = 45\n", get_md, 45 },
-	{ "comments and blank lines", "; c\n# c\n\n[controller]\n  ; indented comment\nmd_percent = 46\n",
-	  get_md, 46 },
+	{ "comments and blank lines",
+	  "; c\n# c\n\n[controller]\n  ; indented comment\nmd_percent = 46\n", get_md, 46 },
 	{ "indented first key after a header", "[controller]\n  md_percent = 47\n", get_md, 47 },
-	{ "repeated section header", "[controller]\nmd_percent = 48\n[policy]\nmode = off\n[controller]\n"
-	                             "min_window_bytes = 4096\n",
+	{ "repeated section header",
+	  "[controller]\nmd_percent = 48\n[policy]\nmode = off\n[controller]\n"
+	  "min_window_bytes = 4096\n",
 	  get_min, 4096 },
 	{ "probe window equal to the minimum window",
-	  "[controller]\nmin_window_bytes = 65536\nprobe_window_bytes = 65536\n", get_probe, 65536 },
+	  "[controller]\nmin_window_bytes = 65536\nprobe_window_bytes = 65536\n", get_probe,
+	  65536 },
 	{ "probe window unset stays 0", "[controller]\nmin_window_bytes = 4096\n", get_probe, 0 },
 	{ "min window equal to max window",
 	  "[controller]\nmin_window_bytes = 8192\nmax_window_bytes = 8192\n", get_min, 8192 },
@@ -280,7 +282,8 @@ static const struct bad_case bad[] = {
 	  "'12x' has trailing characters" },
 	{ "unit suffix", "[controller]\nmax_window_bytes = 16M\n", 2, "max_window_bytes",
 	  "trailing characters" },
-	{ "embedded junk", "[controller]\nai_bytes = 12 34\n", 2, "ai_bytes", "trailing characters" },
+	{ "embedded junk", "[controller]\nai_bytes = 12 34\n", 2, "ai_bytes",
+	  "trailing characters" },
 	{ "hex", "[controller]\nai_bytes = 0x10\n", 2, "ai_bytes", "trailing characters" },
 	{ "fraction", "[controller]\nepoch_us = 1.5\n", 2, "epoch_us", "trailing characters" },
 	{ "negative", "[controller]\ncooldown_ms = -5\n", 2, "cooldown_ms", "is negative" },
@@ -304,35 +307,38 @@ static const struct bad_case bad[] = {
 	  "fast_recovery_epochs", "out of range 1..64" },
 	{ "recorder not a power of two", "[controller]\nrecorder_entries = 1000\n", 2,
 	  "recorder_entries", "not a power of two" },
-	{ "min above max", "[controller]\nmin_window_bytes = 262144\nmax_window_bytes = 131072\n", 3,
-	  "max_window_bytes", "131072 is below min_window_bytes (262144)" },
+	{ "min above max", "[controller]\nmin_window_bytes = 262144\nmax_window_bytes = 131072\n",
+	  3, "max_window_bytes", "131072 is below min_window_bytes (262144)" },
 	{ "min above the default max", "[controller]\nmin_window_bytes = 33554432\n", 2,
 	  "min_window_bytes", "33554432 exceeds max_window_bytes (16777216)" },
 	{ "probe above min", "[controller]\nprobe_window_bytes = 262144\n", 2, "probe_window_bytes",
 	  "262144 exceeds min_window_bytes (131072)" },
-	{ "min below an earlier probe", "[controller]\nprobe_window_bytes = 65536\nmin_window_bytes = 4096\n",
-	  3, "min_window_bytes", "is below the configured probe_window_bytes (65536)" },
+	{ "min below an earlier probe",
+	  "[controller]\nprobe_window_bytes = 65536\nmin_window_bytes = 4096\n", 3,
+	  "min_window_bytes", "is below the configured probe_window_bytes (65536)" },
 	{ "cooldown above its cap", "[controller]\ncooldown_ms = 60000\n", 2, "cooldown_ms",
 	  "60000 exceeds cooldown_max_ms (30000)" },
 	{ "cap below cooldown", "[controller]\ncooldown_max_ms = 500\n", 2, "cooldown_max_ms",
 	  "500 is below cooldown_ms (1000)" },
 	{ "invalid mode", "[policy]\nmode = on\n", 2, "mode", "expected off, observe or enforce" },
-	{ "upper-case mode", "[policy]\nmode = OFF\n", 2, "mode", "expected off, observe or enforce" },
+	{ "upper-case mode", "[policy]\nmode = OFF\n", 2, "mode",
+	  "expected off, observe or enforce" },
 	{ "hash is not an inline comment", "[policy]\nmode = off # no\n", 2, "mode",
 	  "expected off, observe or enforce" },
 	{ "relative module path", "[policy]\nmodule = lib/x.so\n", 2, "module", "is not a module" },
 	{ "module name with dots", "[policy]\nmodule = ../evil\n", 2, "module", "is not a module" },
-	{ "module name too long", "[policy]\nmodule = abcdefghijklmnopqrstuvwxyz0123456\n", 2, "module",
-	  "is not a module" },
+	{ "module name too long", "[policy]\nmodule = abcdefghijklmnopqrstuvwxyz0123456\n", 2,
+	  "module", "is not a module" },
 	{ "relative module_dir", "[policy]\nmodule_dir = modules\n", 2, "module_dir",
 	  "not an absolute directory path" },
 	{ "qos yes", "[engine]\nqos = yes\n", 2, "qos", "expected on or off" },
 	{ "tent plugin name with a space", "[engine]\ntent_cc_plugin = a b\n", 2, "tent_cc_plugin",
 	  "not a plugin name" },
-	{ "tent plugin with enforce", "[policy]\nmode = enforce\n[engine]\ntent_cc_plugin = aimd\n", 4,
-	  "tent_cc_plugin", "second congestion controller" },
-	{ "enforce after a tent plugin", "[engine]\ntent_cc_plugin = aimd\n[policy]\nmode = observe\n",
-	  4, "mode", "second congestion controller" },
+	{ "tent plugin with enforce", "[policy]\nmode = enforce\n[engine]\ntent_cc_plugin = aimd\n",
+	  4, "tent_cc_plugin", "second congestion controller" },
+	{ "enforce after a tent plugin",
+	  "[engine]\ntent_cc_plugin = aimd\n[policy]\nmode = observe\n", 4, "mode",
+	  "second congestion controller" },
 };
 
 static void check_error(const char *what, int rc, const struct mcc_config *c, int line,
@@ -400,14 +406,16 @@ static void test_module_sections_are_bounded(void)
 	snprintf(text, sizeof(text), "[module.aimd]\n%s = 1\n", key);
 	rc = load_text(text, &c);
 	memcpy(key + 40, "...", 4); /* messages quote at most 40 characters */
-	check_error("64-character module key", rc, &c, 2, key, "module key longer than 63 characters");
+	check_error("64-character module key", rc, &c, 2, key,
+	            "module key longer than 63 characters");
 }
 
 static void test_nul_byte_is_rejected_not_truncated(void)
 {
 	/* Each would parse as something valid if the line ended at the NUL. */
 	static const char v1[] = "[policy]\nmode = off\n\0mode = enforce\n";
-	static const char v2[] = "[controller]\nmin_window_bytes = 1\0" "31072\n";
+	static const char v2[] = "[controller]\nmin_window_bytes = 1\0"
+	                         "31072\n";
 	static const char v3[] = "[policy]\nmode = off\0 junk";
 	static const struct {
 		const char *data;
@@ -419,9 +427,9 @@ static void test_nul_byte_is_rejected_not_truncated(void)
 		struct mcc_config c;
 		int rc;
 
-		CU_ASSERT_EQUAL_FATAL(lt_write_bytes(dir, "t.ini", v[i].data, v[i].len, 0644, ini,
-		                                     sizeof(ini)),
-		                      0);
+		CU_ASSERT_EQUAL_FATAL(
+		        lt_write_bytes(dir, "t.ini", v[i].data, v[i].len, 0644, ini, sizeof(ini)),
+		        0);
 		rc = mcc_config_load(ini, 1, &c, err, sizeof(err));
 		check_error("NUL byte", rc, &c, v[i].line, "(line)", "contains a NUL byte");
 	}
@@ -481,8 +489,8 @@ static void test_world_writable_file_is_refused(void)
 {
 	struct mcc_config c;
 
-	CU_ASSERT_EQUAL_FATAL(lt_write(dir, "open.ini", "[policy]\nmode = off\n", 0666, ini, sizeof(ini)),
-	                      0);
+	CU_ASSERT_EQUAL_FATAL(
+	        lt_write(dir, "open.ini", "[policy]\nmode = off\n", 0666, ini, sizeof(ini)), 0);
 	CU_ASSERT_EQUAL(mcc_config_load(ini, 1, &c, err, sizeof(err)), -EPERM);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "writable by others"));
 }
@@ -591,10 +599,10 @@ static void test_env_overrides_ini_and_ignore_env_does_not(void)
 	setenv("MC_ADAPTIVE_CC_MODE", "enforce", 1);
 	setenv("MC_ADAPTIVE_CC_MODULE_DIR", "/from/env", 1);
 	CU_ASSERT_EQUAL(mcc_config_load(ini, 0, &c, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(c.policy.min_window_bytes, 8192);  /* env */
-	CU_ASSERT_EQUAL(c.policy.md_percent, 30);          /* ini */
-	CU_ASSERT_EQUAL(c.policy.mode, MCC_MODE_ENFORCE);  /* env */
-	CU_ASSERT_STRING_EQUAL(c.module_dir, "/from/env"); /* env */
+	CU_ASSERT_EQUAL(c.policy.min_window_bytes, 8192);     /* env */
+	CU_ASSERT_EQUAL(c.policy.md_percent, 30);             /* ini */
+	CU_ASSERT_EQUAL(c.policy.mode, MCC_MODE_ENFORCE);     /* env */
+	CU_ASSERT_STRING_EQUAL(c.module_dir, "/from/env");    /* env */
 	CU_ASSERT_EQUAL(c.policy.max_window_bytes, 16777216); /* default */
 
 	CU_ASSERT_EQUAL(mcc_config_load(ini, 1, &c, err, sizeof(err)), 0);
@@ -609,13 +617,13 @@ static void test_env_error_blames_the_env_over_the_ini(void)
 	struct mcc_config c;
 
 	lt_clear_env();
-	CU_ASSERT_EQUAL_FATAL(
-	    lt_write(dir, "b.ini", "[controller]\nmin_window_bytes = 262144\n", 0644, ini, sizeof(ini)),
-	    0);
+	CU_ASSERT_EQUAL_FATAL(lt_write(dir, "b.ini", "[controller]\nmin_window_bytes = 262144\n",
+	                               0644, ini, sizeof(ini)),
+	                      0);
 	setenv("MC_ADAPTIVE_CC_MAX_WINDOW_BYTES", "131072", 1);
 	CU_ASSERT_EQUAL(mcc_config_load(ini, 0, &c, err, sizeof(err)), -EINVAL);
-	CU_ASSERT_STRING_EQUAL(err,
-	                       "MC_ADAPTIVE_CC_MAX_WINDOW_BYTES: 131072 is below min_window_bytes (262144)");
+	CU_ASSERT_STRING_EQUAL(
+	        err, "MC_ADAPTIVE_CC_MAX_WINDOW_BYTES: 131072 is below min_window_bytes (262144)");
 	lt_clear_env();
 }
 
@@ -626,7 +634,7 @@ static void test_env_config_names_the_ini_file(void)
 
 	lt_clear_env();
 	CU_ASSERT_EQUAL_FATAL(
-	    lt_write(dir, "e.ini", "[controller]\nepoch_us = 77\n", 0644, ini, sizeof(ini)), 0);
+	        lt_write(dir, "e.ini", "[controller]\nepoch_us = 77\n", 0644, ini, sizeof(ini)), 0);
 	setenv("MC_ADAPTIVE_CC_CONFIG", ini, 1);
 	CU_ASSERT_EQUAL(mcc_config_load(NULL, 0, &c, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(c.policy.epoch_us, 77);
@@ -650,9 +658,8 @@ static void test_ini_error_stops_before_the_environment(void)
 
 	lt_clear_env();
 	setenv("MC_ADAPTIVE_CC_MD_PERCENT", "500", 1); /* also bad, but later */
-	CU_ASSERT_EQUAL_FATAL(lt_write(dir, "s.ini", "[controller]\nepoch_us = x\n", 0644, ini,
-	                               sizeof(ini)),
-	                      0);
+	CU_ASSERT_EQUAL_FATAL(
+	        lt_write(dir, "s.ini", "[controller]\nepoch_us = x\n", 0644, ini, sizeof(ini)), 0);
 	CU_ASSERT_EQUAL(mcc_config_load(ini, 0, &c, err, sizeof(err)), -EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, ":2: epoch_us: "));
 	lt_clear_env();

@@ -34,7 +34,8 @@ static int suite_init(void)
 	moddir = lt_module_dir();
 	baddir = lt_bad_dir();
 	if (!moddir || !baddir) {
-		mcc_cu_skip("MCC_TEST_MODULE_DIR / MCC_TEST_BUILDDIR not set (run from make check)");
+		mcc_cu_skip(
+		        "MCC_TEST_MODULE_DIR / MCC_TEST_BUILDDIR not set (run from make check)");
 		return 0;
 	}
 	return lt_mkdtemp(dir, sizeof(dir)) == 0 ? 0 : -1;
@@ -115,8 +116,8 @@ static void expect_off(const char *what, int rc, int want_rc, mcc_instance *inst
 	         mcc_instance_config(inst)->policy.mode == MCC_MODE_OFF;
 
 	if (!ok)
-		fprintf(stderr, "%s: rc %d (want %d), error '%s' (want '%s'), %d errors logged\n", what,
-		        rc, want_rc, e, substr, log->count[MCC_LOG_ERROR]);
+		fprintf(stderr, "%s: rc %d (want %d), error '%s' (want '%s'), %d errors logged\n",
+		        what, rc, want_rc, e, substr, log->count[MCC_LOG_ERROR]);
 	CU_ASSERT_TRUE(ok);
 	/* Releasing the static fallback is a no-op, however often. */
 	mcc_instance_release(inst);
@@ -213,7 +214,8 @@ struct bad_module {
 static const struct bad_module bad_modules[] = {
 	{ "nosym", -EPROTO, "no 'mcc_policy_v1' symbol: not an mcc policy module" },
 	{ "badmajor", -EPROTO, "ABI version 2.0, this host implements major 1" },
-	{ "small", -EPROTO, "descriptor struct_size 100 is smaller than the v1.0 descriptor (200 bytes)" },
+	{ "small", -EPROTO,
+	  "descriptor struct_size 100 is smaller than the v1.0 descriptor (200 bytes)" },
 	{ "noname", -EPROTO, "descriptor name is NULL" },
 	{ "badname", -EPROTO, "descriptor name 'Bad/Name' is invalid" },
 	{ "nocap", -EPROTO, "capabilities lack MCC_CAP_THREAD_SAFE" },
@@ -233,8 +235,9 @@ static void test_broken_modules_leave_the_controller_off(void)
 		int rc;
 
 		lt_log_init(&log);
-		rc = acquire_ini(&log, &inst, "[policy]\nmode = off\nmodule = %s\nmodule_dir = %s\n",
-		                 b->id, baddir);
+		rc = acquire_ini(&log, &inst,
+		                 "[policy]\nmode = off\nmodule = %s\nmodule_dir = %s\n", b->id,
+		                 baddir);
 		snprintf(want, sizeof(want), "module '%s': ", b->id);
 		CU_ASSERT_EQUAL(strncmp(mcc_instance_error(inst), want, strlen(want)), 0);
 		expect_off(b->id, rc, b->rc, inst, &log, b->message);
@@ -261,8 +264,8 @@ static void load_from(const char *what, const char *module, const char *from, in
 	int rc;
 
 	lt_log_init(&log);
-	rc = acquire_ini(&log, &inst, "[policy]\nmode = off\nmodule = %s\nmodule_dir = %s\n", module,
-	                 from);
+	rc = acquire_ini(&log, &inst, "[policy]\nmode = off\nmodule = %s\nmodule_dir = %s\n",
+	                 module, from);
 	expect_off(what, rc, want_rc, inst, &log, message);
 	lt_log_fini(&log);
 }
@@ -324,9 +327,9 @@ static void test_non_elf_and_truncated_files_are_refused(void)
 	char sub[LT_PATH], path[LT_PATH + 64];
 
 	make_dir("junk", 0755, sub, sizeof(sub));
-	CU_ASSERT_EQUAL_FATAL(lt_write(sub, "mcc-policy-junk.so", "not an ELF file\n", 0644, path,
-	                               sizeof(path)),
-	                      0);
+	CU_ASSERT_EQUAL_FATAL(
+	        lt_write(sub, "mcc-policy-junk.so", "not an ELF file\n", 0644, path, sizeof(path)),
+	        0);
 	load_from("non-ELF file", "junk", sub, -ENOEXEC, "is not an ELF shared object");
 	/* Truncated: dlopen() itself would die of SIGBUS mapping the missing
 	 * segments; the loader checks the program headers first. */
@@ -424,7 +427,8 @@ static void test_config_errors_leave_the_controller_off(void)
 	int rc;
 
 	lt_log_init(&log);
-	rc = acquire_ini(&log, &inst, "[policy]\nmode = observe\n[controller]\nmin_window_bytes = 0\n");
+	rc = acquire_ini(&log, &inst,
+	                 "[policy]\nmode = observe\n[controller]\nmin_window_bytes = 0\n");
 	/* The same message as mcc_config_load gives for the file. */
 	CU_ASSERT_EQUAL(mcc_config_load(ini, 1, &c, err, sizeof(err)), -EINVAL);
 	expect_off("config error", rc, -EINVAL, inst, &log, err);
@@ -438,10 +442,12 @@ static void test_tent_plugin_beside_enforce_leaves_the_controller_off(void)
 	int rc;
 
 	lt_log_init(&log);
-	rc = acquire_ini(&log, &inst,
-	                 "[policy]\nmode = enforce\nmodule_dir = %s\n[engine]\ntent_cc_plugin = aimd\n",
-	                 moddir);
-	expect_off("tent plugin + enforce", rc, -EINVAL, inst, &log, "second congestion controller");
+	rc = acquire_ini(
+	        &log, &inst,
+	        "[policy]\nmode = enforce\nmodule_dir = %s\n[engine]\ntent_cc_plugin = aimd\n",
+	        moddir);
+	expect_off("tent plugin + enforce", rc, -EINVAL, inst, &log,
+	           "second congestion controller");
 	lt_log_fini(&log);
 }
 
@@ -472,22 +478,26 @@ static void test_same_module_is_shared_and_reference_counted(void)
 	int rc;
 
 	lt_log_init(&log);
-	CU_ASSERT_EQUAL_FATAL(
-	    acquire_ini(&log, &a, "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n", moddir), 0);
-	/* The same file through an absolute path is the same module. */
-	CU_ASSERT_EQUAL_FATAL(acquire_ini(&log, &b, "[policy]\nmode = off\nmodule = %s\n", lt_null_so()),
+	CU_ASSERT_EQUAL_FATAL(acquire_ini(&log, &a,
+	                                  "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n",
+	                                  moddir),
 	                      0);
+	/* The same file through an absolute path is the same module. */
+	CU_ASSERT_EQUAL_FATAL(
+	        acquire_ini(&log, &b, "[policy]\nmode = off\nmodule = %s\n", lt_null_so()), 0);
 	CU_ASSERT_PTR_EQUAL(a, b);
 	CU_ASSERT_EQUAL(log.count[MCC_LOG_WARN], 0);
 
 	/* One release: still loaded, so another module is refused. */
 	mcc_instance_release(a);
-	rc = acquire_ini(&log, &c, "[policy]\nmode = off\nmodule = baseline\nmodule_dir = %s\n", baddir);
+	rc = acquire_ini(&log, &c, "[policy]\nmode = off\nmodule = baseline\nmodule_dir = %s\n",
+	                 baddir);
 	CU_ASSERT_EQUAL(rc, -EBUSY);
 	CU_ASSERT_TRUE(lt_is_usable_off(c));
 	CU_ASSERT_PTR_NOT_EQUAL(c, a);
-	CU_ASSERT_PTR_NOT_NULL(strstr(mcc_instance_error(c),
-	                              "module 'baseline': policy 'null' (mode off) is already loaded"));
+	CU_ASSERT_PTR_NOT_NULL(
+	        strstr(mcc_instance_error(c),
+	               "module 'baseline': policy 'null' (mode off) is already loaded"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(mcc_instance_error(c), "one policy authority per process"));
 	CU_ASSERT_EQUAL(log.count[MCC_LOG_ERROR], 1);
 	/* The loaded instance is untouched by the refusal. */
@@ -506,8 +516,10 @@ static void test_shared_module_with_another_mode_is_refused(void)
 	int rc;
 
 	lt_log_init(&log);
-	CU_ASSERT_EQUAL_FATAL(
-	    acquire_ini(&log, &a, "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n", moddir), 0);
+	CU_ASSERT_EQUAL_FATAL(acquire_ini(&log, &a,
+	                                  "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n",
+	                                  moddir),
+	                      0);
 	rc = acquire_ini(&log, &b, "[policy]\nmode = observe\nmodule = null\nmodule_dir = %s\n",
 	                 moddir);
 	CU_ASSERT_EQUAL(rc, -EINVAL);
@@ -525,8 +537,10 @@ static void test_shared_module_with_another_config_warns(void)
 	mcc_instance *a = NULL, *b = NULL;
 
 	lt_log_init(&log);
-	CU_ASSERT_EQUAL_FATAL(
-	    acquire_ini(&log, &a, "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n", moddir), 0);
+	CU_ASSERT_EQUAL_FATAL(acquire_ini(&log, &a,
+	                                  "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n",
+	                                  moddir),
+	                      0);
 	CU_ASSERT_EQUAL_FATAL(acquire_ini(&log, &b,
 	                                  "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n"
 	                                  "[controller]\nmd_percent = 20\n",
@@ -540,6 +554,34 @@ static void test_shared_module_with_another_config_warns(void)
 	mcc_instance_release(a);
 	mcc_instance_release(b);
 	mcc_instance_release(b); /* one too many: ignored */
+	assert_nothing_loaded();
+	lt_log_fini(&log);
+}
+
+static void test_shared_instance_keeps_the_first_host_table(void)
+{
+	struct lt_log log;
+	struct mcc_loader_opts o;
+	mcc_instance *a = NULL, *b = NULL;
+	char text[LT_PATH + 128];
+
+	lt_log_init(&log);
+	snprintf(text, sizeof(text), "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n",
+	         moddir);
+	CU_ASSERT_EQUAL_FATAL(lt_write(dir, "host2.ini", text, 0644, ini, sizeof(ini)), 0);
+	lt_opts(&o, &log, ini);
+	CU_ASSERT_EQUAL_FATAL(mcc_instance_acquire(&o, &a), 0);
+	o.engine = "tent";
+	o.max_lanes = 1000;
+	o.host_caps = MCC_HOST_CAP_DEVICE_TELEMETRY;
+	CU_ASSERT_EQUAL_FATAL(mcc_instance_acquire(&o, &b), 0);
+	CU_ASSERT_PTR_EQUAL(a, b);
+	CU_ASSERT_EQUAL(log.count[MCC_LOG_WARN], 1);
+	CU_ASSERT_TRUE(lt_log_has(&log,
+	                          "engine 'tent' shares policy 'null': the host table of "
+	                          "engine 'te' (clock, log, max_lanes 64, caps 0x0) stays in use"));
+	mcc_instance_release(b);
+	mcc_instance_release(a);
 	assert_nothing_loaded();
 	lt_log_fini(&log);
 }
@@ -567,8 +609,8 @@ static void test_concurrent_acquires_share_one_instance(void)
 	struct racer r[8];
 	char path[LT_PATH + 16], text[LT_PATH + 128];
 
-	snprintf(text, sizeof(text), "[policy]\nmode = observe\nmodule = partial\nmodule_dir = %s\n",
-	         baddir);
+	snprintf(text, sizeof(text),
+	         "[policy]\nmode = observe\nmodule = partial\nmodule_dir = %s\n", baddir);
 	CU_ASSERT_EQUAL_FATAL(lt_write(dir, "race.ini", text, 0644, path, sizeof(path)), 0);
 	for (int i = 0; i < 8; i++) {
 		r[i].ini = path;
@@ -635,16 +677,26 @@ static void test_module_receives_host_table_and_its_own_keys(void)
 	CU_ASSERT_FALSE(ends_with(where((const void *)ops->try_acquire), "/mcc-policy-partial.so"));
 	{
 		const void *const slots[] = {
-			(const void *)ops->init,          (const void *)ops->fini,
-			(const void *)ops->lane_open,     (const void *)ops->lane_close,
-			(const void *)ops->device_open,   (const void *)ops->device_close,
-			(const void *)ops->route_open,    (const void *)ops->route_rebind,
-			(const void *)ops->route_close,   (const void *)ops->try_acquire,
-			(const void *)ops->release,       (const void *)ops->on_completion,
-			(const void *)ops->poller_progress, (const void *)ops->on_async_event,
-			(const void *)ops->on_signal,     (const void *)ops->tick,
-			(const void *)ops->task_query,    (const void *)ops->batch_free,
-			(const void *)ops->domain_stats,  (const void *)ops->dump,
+			(const void *)ops->init,
+			(const void *)ops->fini,
+			(const void *)ops->lane_open,
+			(const void *)ops->lane_close,
+			(const void *)ops->device_open,
+			(const void *)ops->device_close,
+			(const void *)ops->route_open,
+			(const void *)ops->route_rebind,
+			(const void *)ops->route_close,
+			(const void *)ops->try_acquire,
+			(const void *)ops->release,
+			(const void *)ops->on_completion,
+			(const void *)ops->poller_progress,
+			(const void *)ops->on_async_event,
+			(const void *)ops->on_signal,
+			(const void *)ops->tick,
+			(const void *)ops->task_query,
+			(const void *)ops->batch_free,
+			(const void *)ops->domain_stats,
+			(const void *)ops->dump,
 		};
 		for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
 			CU_ASSERT_PTR_NOT_NULL(slots[i]);
@@ -761,7 +813,8 @@ static void test_acquire_argument_errors(void)
 	n = pread(fd, buf, sizeof(buf) - 1, 0);
 	close(fd);
 	CU_ASSERT_TRUE(n > 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "mcc: error: mcc_instance_acquire: opts->struct_size is 0"));
+	CU_ASSERT_PTR_NOT_NULL(
+	        strstr(buf, "mcc: error: mcc_instance_acquire: opts->struct_size is 0"));
 	CU_ASSERT_TRUE(lt_is_usable_off(inst));
 
 	/* Accessors and release accept NULL. */
@@ -798,6 +851,7 @@ static CU_pSuite t_init_loader_tests(void)
 	MCC_CU_ADD(s, test_same_module_is_shared_and_reference_counted);
 	MCC_CU_ADD(s, test_shared_module_with_another_mode_is_refused);
 	MCC_CU_ADD(s, test_shared_module_with_another_config_warns);
+	MCC_CU_ADD(s, test_shared_instance_keeps_the_first_host_table);
 	MCC_CU_ADD(s, test_concurrent_acquires_share_one_instance);
 	MCC_CU_ADD(s, test_module_receives_host_table_and_its_own_keys);
 	MCC_CU_ADD(s, test_environment_module_dir_and_unknown_variables);

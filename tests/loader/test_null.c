@@ -91,7 +91,7 @@ static void test_descriptor_implements_every_callback(void)
 static void check_null_contract(const struct mcc_policy_v1 *ops)
 {
 	struct mcc_host_v1 host = { MCC_POLICY_ABI_V1, sizeof(host), "te", 0, zero_clock, NULL,
-		                    quiet_log, NULL, 4, 0 };
+		                    quiet_log,         NULL,         4,    0 };
 	struct mcc_config cfg;
 	struct mcc_init_out_v1 io;
 	struct mcc_lane_desc ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
@@ -113,7 +113,7 @@ static void check_null_contract(const struct mcc_policy_v1 *ops)
 	io.struct_size = sizeof(io);
 	CU_ASSERT_EQUAL_FATAL(ops->init(&host, &cfg.policy, &io, &ctx), 0);
 	CU_ASSERT_PTR_NOT_NULL(ctx);
-	CU_ASSERT_EQUAL(io.signal_mask, 0);       /* subscribes to nothing */
+	CU_ASSERT_EQUAL(io.signal_mask, 0); /* subscribes to nothing */
 	CU_ASSERT_EQUAL(io.want_async_events, 0);
 	CU_ASSERT_EQUAL(ops->init(NULL, &cfg.policy, &io, &ctx), -EINVAL);
 
@@ -187,7 +187,8 @@ static void check_null_contract(const struct mcc_policy_v1 *ops)
 	CU_ASSERT_EQUAL(ops->task_query(ctx, &task, 0, NULL), MCC_TASK_UNKNOWN);
 	CU_ASSERT_EQUAL(ops->task_query(ctx, NULL, 0, NULL), -EINVAL);
 	memset(raw, 0xa5, sizeof(raw));
-	((struct mcc_task_detail *)(void *)raw)->struct_size = 12; /* struct_size, state, observed */
+	((struct mcc_task_detail *)(void *)raw)->struct_size =
+	        12; /* struct_size, state, observed */
 	CU_ASSERT_EQUAL(ops->task_query(ctx, &task, 0, (struct mcc_task_detail *)(void *)raw),
 	                MCC_TASK_UNKNOWN);
 	CU_ASSERT_EQUAL(((struct mcc_task_detail *)(void *)raw)->state, MCC_TASK_UNKNOWN);
@@ -296,8 +297,8 @@ static void test_names_cover_every_enum_value(void)
 
 static void test_strerror_knows_the_abi_errors(void)
 {
-	static const int errs[] = { EINVAL, ENOMEM, ENOENT, EALREADY, EOPNOTSUPP, EPROTO,
-		                    EBUSY,  EPERM,  ENOEXEC };
+	static const int errs[] = { EINVAL, ENOMEM, ENOENT, EALREADY, EOPNOTSUPP,
+		                    EPROTO, EBUSY,  EPERM,  ENOEXEC };
 
 	CU_ASSERT_STRING_EQUAL(mcc_strerror(0), "success");
 	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {

@@ -58,6 +58,7 @@ struct th *th_new_lanes(const struct mcc_policy_v1 *ops, const struct mcc_config
 		abort();
 	h->ops = ops;
 	h->now = 1000000000ull; /* 1 s: cooldown arithmetic never starts at 0 */
+	h->gen = 1;
 	if (cfg)
 		h->cfg = *cfg;
 	else
@@ -306,7 +307,7 @@ void th_drain(struct th *h)
 
 void th_epoch(struct th *h, mcc_route *r, unsigned adm, unsigned cmp, uint64_t slice)
 {
-	th_push(h, r, adm, slice, 1);
+	th_push(h, r, adm, slice, h->gen);
 	th_pop(h, cmp, IBV_WC_SUCCESS);
 	th_tick(h);
 }
@@ -314,7 +315,7 @@ void th_epoch(struct th *h, mcc_route *r, unsigned adm, unsigned cmp, uint64_t s
 void th_calm(struct th *h, mcc_route *r, int epochs)
 {
 	for (int i = 0; i < epochs; i++) {
-		th_push(h, r, 4, 64 * KiB, 1);
+		th_push(h, r, 4, 64 * KiB, h->gen);
 		th_drain(h);
 		th_tick(h);
 	}

@@ -39,6 +39,7 @@ struct th {
 	struct mcc_permit fifo[TH_FIFO];
 	unsigned fh, ft;
 	uint64_t lat_ns; /* non-zero: completions carry post/complete stamps this far apart */
+	uint32_t gen;    /* generation used by the traffic helpers (default 1) */
 	unsigned logs;
 };
 

@@ -1,18 +1,509 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * test_aimd.c - AIMD with hysteresis (tick epochs driven by the test with an
+ * injected clock) and every edge of the path state machine, including flap
+ * damping and fast recovery.
+ */
+#include <infiniband/verbs.h>
+
 #include "cu_driver.h"
 #include "harness.h"
 
-static void test_aimd_placeholder(void)
+struct fix {
+	struct th *h;
+	mcc_device *d;
+	mcc_route *r;
+};
+
+static struct fix fx(const struct mcc_config_v1 *cfg)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	th_free(h);
+	struct fix f;
+	f.h = th_new(&mcc_test_aimd_v1, cfg);
+	f.d = th_dev(f.h, 0);
+	f.r = th_route(f.h, f.d, 1, 1, 0, 1);
+	return f;
+}
+
+static void timeout_wc(struct th *h, mcc_route *r, uint32_t gen)
+{
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(h, r, 4096, gen, 0, 0, 0, &p), MCC_ADMIT);
+	th_wc(h, &p, IBV_WC_RETRY_EXC_ERR, 0);
+}
+
+static void probe_ok(struct th *h, mcc_route *r, uint32_t gen)
+{
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(h, r, 4096, gen, 0, 0, 0, &p), MCC_ADMIT);
+	CU_ASSERT(p.flags & MCC_PERMIT_F_PROBE);
+	th_wc(h, &p, IBV_WC_SUCCESS, 0);
+}
+
+static void test_windows_start_at_max_on_healthy_path(void)
+{
+	struct fix f = fx(NULL);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).window_bytes, 16 * MiB);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).window_bytes, 16 * MiB);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(th_dstate(f.h, f.d), MCC_PATH_HEALTHY);
+	th_free(f.h);
+}
+
+static void test_edge_healthy_to_congested_after_high_pressure_epochs(void)
+{
+	struct fix f = fx(NULL);
+	th_press(f.h, f.r, 1);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY); /* hysteresis: 1 of 2 */
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 16 * MiB);
+	CU_ASSERT(th_rs(f.h, f.r).drain_us > 200);
+	th_press(f.h, f.r, 1);
+	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	CU_ASSERT_EQUAL(s.state, MCC_PATH_CONGESTED);
+	CU_ASSERT_EQUAL(s.window_bytes, 8 * MiB); /* md_percent 50 */
+	CU_ASSERT_EQUAL(s.window_cuts, 1);
+	CU_ASSERT_EQUAL(s.quarantines, 0); /* no failover */
+	CU_ASSERT(s.rate_bps > 0);
+	th_free(f.h);
+}
+
+static void test_edge_congested_to_healthy_after_low_pressure_epochs(void)
+{
+	struct fix f = fx(NULL);
+	th_press(f.h, f.r, 2);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_CONGESTED);
+	th_calm(f.h, f.r, 3);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_CONGESTED); /* 3 of 4 */
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
+	th_calm(f.h, f.r, 1);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 12 * MiB); /* fast recovery: half the gap */
+	th_free(f.h);
+}
+
+static void test_at_most_one_multiplicative_cut_per_epoch(void)
+{
+	struct fix f = fx(NULL);
+	th_press(f.h, f.r, 1);
+	/* a storm of pressure in one epoch: receiver pressure, backlog growth */
+	for (int i = 0; i < 50; i++) {
+		struct mcc_permit p = MCC_PERMIT_INIT;
+		CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 4096, &p), MCC_ADMIT);
+		th_wc(f.h, &p, IBV_WC_RNR_RETRY_EXC_ERR, 0);
+		th_sig(f.h, MCC_SIG_BACKLOG, NULL, f.r, 0, 0, 1, 0, (uint64_t)(i + 1) * MiB, 0);
+	}
+	th_press(f.h, f.r, 1);
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).window_cuts, 1);
+	/* the next cut needs another high_pressure_epochs run */
+	th_press(f.h, f.r, 1);
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
+	th_press(f.h, f.r, 1);
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 4 * MiB);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).window_cuts, 2);
+	th_free(f.h);
+}
+
+static void test_fast_recovery_halves_gap_then_additive_growth(void)
+{
+	struct fix f = fx(NULL);
+	th_press(f.h, f.r, 4); /* 16 -> 8 -> 4 MiB; pre-cut window 8 MiB */
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 4 * MiB);
+	th_calm(f.h, f.r, 3);
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 4 * MiB);
+	uint64_t expect[] = { 6 * MiB, 7 * MiB, 7 * MiB + 512 * KiB, 7 * MiB + 768 * KiB,
+		              7 * MiB + 896 * KiB,           /* 5 fast-recovery epochs */
+		              7 * MiB + 896 * KiB + 256 * KiB, /* then + ai_bytes */
+		              7 * MiB + 896 * KiB + 512 * KiB };
+	for (unsigned i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
+		th_calm(f.h, f.r, 1);
+		CU_ASSERT_EQUAL(th_rwin(f.h, f.r), expect[i]);
+	}
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
+	th_free(f.h);
+}
+
+static void test_window_clamped_to_min_and_max(void)
+{
+	struct fix f = fx(NULL);
+	for (int i = 0; i < 20; i++) {
+		th_press(f.h, f.r, 1);
+		th_drain(f.h); /* keep admitting at small windows */
+	}
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 128 * KiB);
+	CU_ASSERT(th_rs(f.h, f.r).window_cuts <= 7); /* 16 MiB / 2^7 = 128 KiB */
+	th_calm(f.h, f.r, 200);
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 16 * MiB);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
+	th_free(f.h);
+}
+
+static void test_idle_epochs_change_nothing(void)
+{
+	struct fix f = fx(NULL);
+	th_press(f.h, f.r, 2);
+	th_drain(f.h);
+	th_tick(f.h); /* the drain epoch itself: clean, low */
+	uint64_t w = th_rwin(f.h, f.r);
+	th_ticks(f.h, 50);
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), w);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_CONGESTED);
+	th_free(f.h);
+}
+
+static void test_drain_time_from_completion_timestamps(void)
+{
+	struct fix f = fx(NULL);
+	th_calm(f.h, f.r, 3); /* immediate completions: no pressure */
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
+	f.h->lat_ns = 2000000; /* 2 ms post -> poll, target 200 us */
+	th_calm(f.h, f.r, 2);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_CONGESTED);
+	CU_ASSERT(th_rs(f.h, f.r).drain_us >= 2000);
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
+	th_free(f.h);
+}
+
+static void test_backlog_growth_is_pressure(void)
+{
+	struct fix f = fx(NULL);
+	for (int e = 0; e < 3; e++) { /* constant backlog: no pressure */
+		th_sig(f.h, MCC_SIG_BACKLOG, NULL, f.r, 0, 0, 1, 0, 4 * MiB, 0);
+		th_calm(f.h, f.r, 1);
+	}
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
+	for (int e = 0; e < 2; e++) { /* growing: two high epochs */
+		th_sig(f.h, MCC_SIG_BACKLOG, NULL, f.r, 0, 0, 1, 0, (uint64_t)(5 + e) * MiB, 0);
+		th_calm(f.h, f.r, 1);
+	}
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_CONGESTED);
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
+	CU_ASSERT_EQUAL(th_dstate(f.h, f.d), MCC_PATH_HEALTHY); /* route backlog only */
+	th_free(f.h);
+}
+
+static void test_edge_healthy_to_suspect_on_route_timeout(void)
+{
+	struct fix f = fx(NULL);
+	timeout_wc(f.h, f.r, 1);
+	th_tick(f.h);
+	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	CU_ASSERT_EQUAL(s.state, MCC_PATH_SUSPECT);
+	CU_ASSERT_EQUAL(s.hard_errors, 1);
+	CU_ASSERT_EQUAL(s.window_bytes, 16 * MiB); /* no cut, no quarantine */
+	CU_ASSERT_EQUAL(s.quarantines, 0);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 4096, &p), MCC_ADMIT); /* recovery chance kept */
+	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
+	th_free(f.h);
+}
+
+static void test_edge_congested_to_suspect_on_route_timeout(void)
+{
+	struct fix f = fx(NULL);
+	th_press(f.h, f.r, 2);
+	th_drain(f.h);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_CONGESTED);
+	timeout_wc(f.h, f.r, 1);
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_SUSPECT);
+	th_free(f.h);
+}
+
+static void test_edge_suspect_to_healthy_on_clean_success(void)
+{
+	struct fix f = fx(NULL);
+	timeout_wc(f.h, f.r, 1);
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_SUSPECT);
+	th_calm(f.h, f.r, 1);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
+	th_free(f.h);
+}
+
+static void test_edge_suspect_to_congested_on_success_after_congestion(void)
+{
+	struct fix f = fx(NULL);
+	th_press(f.h, f.r, 2);
+	th_drain(f.h);
+	timeout_wc(f.h, f.r, 1);
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_SUSPECT);
+	th_calm(f.h, f.r, 1);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_CONGESTED);
+	th_free(f.h);
+}
+
+static void test_suspect_stops_window_growth(void)
+{
+	struct mcc_config_v1 c;
+	th_cfg_defaults(&c);
+	c.hard_error_threshold = 1000; /* stay SUSPECT */
+	struct fix f = fx(&c);
+	th_press(f.h, f.r, 2);
+	th_drain(f.h);
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
+	for (int e = 0; e < 12; e++) { /* successes every epoch, and a timeout */
+		timeout_wc(f.h, f.r, 1);
+		th_calm(f.h, f.r, 1);
+		CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_SUSPECT);
+	}
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
+	th_calm(f.h, f.r, 5); /* clean: leaves SUSPECT, then grows */
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
+	CU_ASSERT(th_rwin(f.h, f.r) > 8 * MiB);
+	th_free(f.h);
+}
+
+static void test_edge_suspect_to_quarantined_at_threshold(void)
+{
+	struct fix f = fx(NULL);
+	timeout_wc(f.h, f.r, 1);
+	timeout_wc(f.h, f.r, 1);
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_SUSPECT);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).hard_errors, 2);
+	timeout_wc(f.h, f.r, 1);
+	th_tick(f.h);
+	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	CU_ASSERT_EQUAL(s.state, MCC_PATH_QUARANTINED);
+	CU_ASSERT_EQUAL(s.quarantines, 1);
+	CU_ASSERT_EQUAL(s.cooldown_ms, 1000);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 4096, &p), MCC_AVOID);
+	CU_ASSERT_EQUAL(p.reason, MCC_REASON_PATH_QUARANTINED);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).avoids, 1);
+	th_free(f.h);
+}
+
+static void test_edge_healthy_to_quarantined_on_fatal_event(void)
+{
+	struct fix f = fx(NULL);
+	th_async(f.h, IBV_EVENT_PORT_ERR, f.d, NULL, 1, 0, 0);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_QUARANTINED); /* at once */
+	th_free(f.h);
+}
+
+static void test_edge_quarantined_to_probing_after_cooldown(void)
+{
+	struct fix f = fx(NULL);
+	th_quarantine_route(f.h, f.r, 1);
+	th_advance_ms(f.h, 998);
+	th_tick(f.h); /* 999 ms */
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_QUARANTINED);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).cooldown_ms, 1);
+	th_tick(f.h); /* 1000 ms */
+	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	CU_ASSERT_EQUAL(s.state, MCC_PATH_PROBING);
+	CU_ASSERT_EQUAL(s.window_bytes, 128 * KiB);
+	CU_ASSERT_EQUAL(s.cooldown_ms, 0);
+	th_free(f.h);
+}
+
+static void test_probing_admits_only_new_generation(void)
+{
+	struct fix f = fx(NULL);
+	th_quarantine_route(f.h, f.r, 3);
+	th_advance_ms(f.h, 1000);
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_PROBING);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 3, 0, 0, 0, &p), MCC_AVOID);
+	CU_ASSERT_EQUAL(p.reason, MCC_REASON_PATH_QUARANTINED);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 2, 0, 0, 0, &p), MCC_AVOID);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 4, 0, 0, 0, &p), MCC_ADMIT);
+	CU_ASSERT(p.flags & MCC_PERMIT_F_PROBE);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).probes, 1);
+	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
+	th_free(f.h);
+}
+
+static void test_probing_admits_only_a_bounded_probe(void)
+{
+	struct mcc_config_v1 c;
+	th_cfg_defaults(&c);
+	c.probe_window_bytes = 64 * KiB;
+	struct fix f = fx(&c);
+	th_quarantine_route(f.h, f.r, 1);
+	th_advance_ms(f.h, 1000);
+	th_tick(f.h);
+	struct mcc_permit a = MCC_PERMIT_INIT, b = MCC_PERMIT_INIT, x = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 32 * KiB, 2, 0, 0, 0, &a), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 32 * KiB, 2, 0, 0, 0, &b), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 2, 0, 0, 0, &x), MCC_AVOID);
+	th_wc(f.h, &a, IBV_WC_SUCCESS, 0);
+	th_wc(f.h, &b, IBV_WC_SUCCESS, 0);
+	th_free(f.h);
+}
+
+static void test_edge_probing_to_congested_after_probe_successes(void)
+{
+	struct fix f = fx(NULL);
+	th_quarantine_route(f.h, f.r, 1);
+	th_advance_ms(f.h, 1000);
+	th_tick(f.h);
+	probe_ok(f.h, f.r, 2);
+	probe_ok(f.h, f.r, 2);
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_PROBING); /* 2 of 3 */
+	probe_ok(f.h, f.r, 2);
+	th_tick(f.h);
+	f.h->gen = 2;
+	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	/* recovers from the minimum window: CONGESTED at min, then fast recovery */
+	CU_ASSERT_EQUAL(s.state, MCC_PATH_CONGESTED);
+	CU_ASSERT_EQUAL(s.window_bytes, 128 * KiB);
+	CU_ASSERT_EQUAL(s.hard_errors, 0);
+	th_calm(f.h, f.r, 4);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 128 * KiB + (16 * MiB - 128 * KiB) / 2);
+	th_calm(f.h, f.r, 4);
+	CU_ASSERT(th_rwin(f.h, f.r) >= 15 * MiB); /* ~97% after 5 fast-recovery epochs */
+	th_free(f.h);
+}
+
+static void test_edge_probing_to_quarantined_on_probe_failure(void)
+{
+	struct fix f = fx(NULL);
+	th_quarantine_route(f.h, f.r, 1);
+	th_advance_ms(f.h, 1000);
+	th_tick(f.h);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 2, 5, 6, 1, &p), MCC_ADMIT);
+	th_wc(f.h, &p, IBV_WC_RETRY_EXC_ERR, 0);
+	th_tick(f.h);
+	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	CU_ASSERT_EQUAL(s.state, MCC_PATH_QUARANTINED);
+	CU_ASSERT_EQUAL(s.quarantines, 2);
+	CU_ASSERT_EQUAL(s.cooldown_ms, 2000); /* a new (flap-damped) cooldown */
+	struct mcc_task_detail d;
+	CU_ASSERT_EQUAL(th_query(f.h, 5, 6, 0, &d), MCC_TASK_LONG_UNAVAILABLE);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_PROBE_FAILED);
+	/* the next probe needs a generation newer than the failed one */
+	th_advance_ms(f.h, 2000);
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_PROBING);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 2, 0, 0, 0, &p), MCC_AVOID);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 3, 0, 0, 0, &p), MCC_ADMIT);
+	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
+	th_free(f.h);
+}
+
+static void test_flap_damping_doubles_cooldown_capped(void)
+{
+	struct mcc_config_v1 c;
+	th_cfg_defaults(&c);
+	c.cooldown_ms = 1000;
+	c.cooldown_max_ms = 3000;
+	c.flap_window_ms = 60000;
+	struct fix f = fx(&c);
+	uint64_t expect[] = { 1000, 2000, 3000, 3000 };
+	uint32_t gen = 1;
+	for (int q = 0; q < 4; q++) {
+		if (q == 0) {
+			th_quarantine_route(f.h, f.r, gen);
+		} else { /* probe fails on a new generation */
+			struct mcc_permit p = MCC_PERMIT_INIT;
+			CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, ++gen, 0, 0, 0, &p), MCC_ADMIT);
+			th_wc(f.h, &p, IBV_WC_RETRY_EXC_ERR, 0);
+			th_tick(f.h);
+		}
+		CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_QUARANTINED);
+		CU_ASSERT_EQUAL(th_rs(f.h, f.r).cooldown_ms, expect[q]);
+		th_advance_ms(f.h, expect[q]);
+		th_tick(f.h);
+		CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_PROBING);
+	}
+	/* recover, stay quiet longer than flap_window: the cooldown resets */
+	for (int i = 0; i < 3; i++)
+		probe_ok(f.h, f.r, ++gen);
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_CONGESTED);
+	th_advance_ms(f.h, 61000);
+	th_quarantine_route(f.h, f.r, gen);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).cooldown_ms, 1000);
+	th_free(f.h);
+}
+
+static void test_hard_errors_decay_after_clean_epochs(void)
+{
+	struct fix f = fx(NULL);
+	timeout_wc(f.h, f.r, 1);
+	timeout_wc(f.h, f.r, 1);
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).hard_errors, 2);
+	th_calm(f.h, f.r, 4); /* low_pressure_epochs clean epochs */
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).hard_errors, 0);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
+	timeout_wc(f.h, f.r, 1);
+	timeout_wc(f.h, f.r, 1);
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_SUSPECT); /* not quarantined */
+	th_free(f.h);
+}
+
+static void test_congestion_never_fails_over(void)
+{
+	struct fix f = fx(NULL);
+	for (int i = 0; i < 30; i++) {
+		th_press(f.h, f.r, 1);
+		struct mcc_permit p = MCC_PERMIT_INIT;
+		int d = th_acq_simple(f.h, f.r, 4096, &p);
+		CU_ASSERT(d == MCC_ADMIT || d == MCC_DEFER);
+		if (d == MCC_ADMIT)
+			th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
+	}
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).avoids, 0);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).quarantines, 0);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_CONGESTED);
+	th_free(f.h);
+}
+
+static void test_device_domain_runs_its_own_aimd(void)
+{
+	struct fix f = fx(NULL);
+	mcc_route *r2 = th_route(f.h, f.d, 2, 1, 0, 1);
+	/* pressure shared by two routes shows on the device too */
+	for (int e = 0; e < 2; e++) {
+		th_push(f.h, f.r, 8, 64 * KiB, 1);
+		th_push(f.h, r2, 8, 64 * KiB, 1);
+		th_pop(f.h, 1, IBV_WC_SUCCESS);
+		th_tick(f.h);
+	}
+	CU_ASSERT_EQUAL(th_dstate(f.h, f.d), MCC_PATH_CONGESTED);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).window_bytes, 8 * MiB);
+	th_free(f.h);
 }
 
 static CU_pSuite t_init_aimd_tests(void)
 {
 	CU_pSuite s = CU_add_suite("policy_aimd", NULL, NULL);
-	if (s)
-		MCC_CU_ADD(s, test_aimd_placeholder);
+	if (!s)
+		return NULL;
+	MCC_CU_ADD(s, test_windows_start_at_max_on_healthy_path);
+	MCC_CU_ADD(s, test_edge_healthy_to_congested_after_high_pressure_epochs);
+	MCC_CU_ADD(s, test_edge_congested_to_healthy_after_low_pressure_epochs);
+	MCC_CU_ADD(s, test_at_most_one_multiplicative_cut_per_epoch);
+	MCC_CU_ADD(s, test_fast_recovery_halves_gap_then_additive_growth);
+	MCC_CU_ADD(s, test_window_clamped_to_min_and_max);
+	MCC_CU_ADD(s, test_idle_epochs_change_nothing);
+	MCC_CU_ADD(s, test_drain_time_from_completion_timestamps);
+	MCC_CU_ADD(s, test_backlog_growth_is_pressure);
+	MCC_CU_ADD(s, test_edge_healthy_to_suspect_on_route_timeout);
+	MCC_CU_ADD(s, test_edge_congested_to_suspect_on_route_timeout);
+	MCC_CU_ADD(s, test_edge_suspect_to_healthy_on_clean_success);
+	MCC_CU_ADD(s, test_edge_suspect_to_congested_on_success_after_congestion);
+	MCC_CU_ADD(s, test_suspect_stops_window_growth);
+	MCC_CU_ADD(s, test_edge_suspect_to_quarantined_at_threshold);
+	MCC_CU_ADD(s, test_edge_healthy_to_quarantined_on_fatal_event);
+	MCC_CU_ADD(s, test_edge_quarantined_to_probing_after_cooldown);
+	MCC_CU_ADD(s, test_probing_admits_only_new_generation);
+	MCC_CU_ADD(s, test_probing_admits_only_a_bounded_probe);
+	MCC_CU_ADD(s, test_edge_probing_to_congested_after_probe_successes);
+	MCC_CU_ADD(s, test_edge_probing_to_quarantined_on_probe_failure);
+	MCC_CU_ADD(s, test_flap_damping_doubles_cooldown_capped);
+	MCC_CU_ADD(s, test_hard_errors_decay_after_clean_epochs);
+	MCC_CU_ADD(s, test_congestion_never_fails_over);
+	MCC_CU_ADD(s, test_device_domain_runs_its_own_aimd);
 	return s;
 }
 

@@ -1,18 +1,380 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * test_evidence.c - caller observability: minimal and detailed task queries,
+ * projection rules, resolution, bounded retention, batch_free.
+ */
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <stddef.h>
+#include <string.h>
+
 #include "cu_driver.h"
 #include "harness.h"
 
-static void test_evidence_placeholder(void)
+struct fix {
+	struct th *h;
+	mcc_device *d, *d2;
+	mcc_route *r, *r2; /* r on d, r2 on d2 */
+};
+
+static struct fix fx(const struct mcc_config_v1 *cfg)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	th_free(h);
+	struct fix f;
+	f.h = th_new(&mcc_test_aimd_v1, cfg);
+	f.d = th_dev(f.h, 0);
+	f.d2 = th_dev(f.h, 1);
+	f.r = th_route(f.h, f.d, 1, 1, 5, 1);
+	f.r2 = th_route(f.h, f.d2, 2, 1, 6, 1);
+	return f;
+}
+
+/* A window of one 64 KiB slice, held by a filler permit on r: any further
+ * acquire on r (or another route of d) defers, refused by the device domain
+ * first (every route's bytes count in it). */
+static struct mcc_config_v1 one_slice(void)
+{
+	struct mcc_config_v1 c;
+	th_cfg_defaults(&c);
+	c.min_window_bytes = c.max_window_bytes = 64 * KiB;
+	return c;
+}
+
+static void defer(struct th *h, mcc_route *r, uint64_t b, uint64_t t, uint32_t attempt)
+{
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(h, r, 64 * KiB, 1, b, t, attempt, &p), MCC_DEFER);
+}
+
+static void success(struct th *h, mcc_route *r, uint64_t b, uint64_t t, uint32_t attempt)
+{
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(h, r, 4096, h->gen, b, t, attempt, &p), MCC_ADMIT);
+	th_wc(h, &p, IBV_WC_SUCCESS, 0);
+}
+
+static void test_query_no_evidence_is_unknown_unless_host_saw_success(void)
+{
+	struct fix f = fx(NULL);
+	CU_ASSERT_EQUAL(th_query(f.h, 1, 1, 0, NULL), MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(th_query(f.h, 1, 1, MCC_TASKQ_FINISHED, NULL), MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(th_query(f.h, 1, 1, MCC_TASKQ_SEEN_SUCCESS, NULL), MCC_TASK_NORMAL);
+	struct mcc_task_detail d;
+	CU_ASSERT_EQUAL(th_query(f.h, 1, 1, MCC_TASKQ_SEEN_SUCCESS, &d), MCC_TASK_NORMAL);
+	CU_ASSERT_EQUAL(d.state, MCC_TASK_NORMAL);
+	CU_ASSERT_EQUAL(d.observed, 0); /* nothing observed: all unobserved */
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_NONE);
+	/* plain successes leave no evidence behind (cheap success path) */
+	success(f.h, f.r, 1, 2, 0);
+	CU_ASSERT_EQUAL(th_query(f.h, 1, 2, 0, NULL), MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(th_query(f.h, 1, 2, MCC_TASKQ_SEEN_SUCCESS, NULL), MCC_TASK_NORMAL);
+	th_free(f.h);
+}
+
+static void test_query_unsupported_transport_is_unknown(void)
+{
+	struct mcc_config_v1 c = one_slice();
+	struct fix f = fx(&c);
+	struct mcc_permit filler = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	defer(f.h, f.r, 2, 1, 0);
+	CU_ASSERT_EQUAL(th_query(f.h, 2, 1, 0, NULL), MCC_TASK_CONGESTED);
+	struct mcc_task_detail d;
+	CU_ASSERT_EQUAL(th_query(f.h, 2, 1, MCC_TASKQ_UNSUPPORTED | MCC_TASKQ_SEEN_SUCCESS, &d),
+	                MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(d.observed, 0);
+	struct mcc_task_ref t = { 2, 1, 0, 0 };
+	CU_ASSERT_EQUAL(f.h->ops->task_query(f.h->ctx, NULL, 0, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(f.h->ops->task_query(f.h->ctx, &t, 0, NULL), MCC_TASK_CONGESTED);
+	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
+	th_free(f.h);
+}
+
+static void test_query_detail_fills_observed_fields_only(void)
+{
+	struct mcc_config_v1 c = one_slice();
+	struct fix f = fx(&c);
+	th_tick(f.h);
+	uint64_t tick_ns = f.h->now;
+	struct mcc_permit filler = MCC_PERMIT_INIT, p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 3, 4, 2, &p), MCC_DEFER);
+	struct mcc_task_detail d;
+	CU_ASSERT_EQUAL(th_query(f.h, 3, 4, 0, &d), MCC_TASK_CONGESTED);
+	CU_ASSERT_EQUAL(d.state, MCC_TASK_CONGESTED);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_BYTE_WINDOW);
+	CU_ASSERT_EQUAL(d.scope, MCC_SCOPE_DEVICE); /* the device window refused */
+	CU_ASSERT_EQUAL(d.resolved, 0);
+	CU_ASSERT_EQUAL(d.route_id, 1);
+	CU_ASSERT_STRING_EQUAL(d.path, "10.0.0.1:12345@mlx5_1");
+	CU_ASSERT_EQUAL(d.observed_ns, tick_ns); /* epoch time: no clock on the hot path */
+	CU_ASSERT_EQUAL(d.attempt, 2);
+	CU_ASSERT_EQUAL(d.generation, 1);
+	CU_ASSERT_EQUAL(d.window_bytes, 64 * KiB);
+	CU_ASSERT_EQUAL(d.inflight_bytes, 64 * KiB);
+	CU_ASSERT_EQUAL(d.path_state, MCC_PATH_HEALTHY);
+	uint32_t want = MCC_OBS_REASON | MCC_OBS_SCOPE | MCC_OBS_PATH | MCC_OBS_TIME |
+	                MCC_OBS_GENERATION | MCC_OBS_WINDOW | MCC_OBS_INFLIGHT;
+	CU_ASSERT_EQUAL(d.observed, want); /* no WC, no cooldown: unobserved */
+	CU_ASSERT_EQUAL(d.struct_size, sizeof(d));
+	/* a WC error observes the WC fields and its own timestamp */
+	struct mcc_permit q = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 3, 5, 0, &q), MCC_ADMIT);
+	struct mcc_completion wc = { sizeof(wc), IBV_WC_RNR_RETRY_EXC_ERR, 17, 1, 4096,
+		                     f.h->now + 10, f.h->now + 20, 0, 0 };
+	f.h->ops->on_completion(f.h->lane, &q, &wc);
+	CU_ASSERT_EQUAL(th_query(f.h, 3, 5, 0, &d), MCC_TASK_CONGESTED);
+	CU_ASSERT(d.observed & MCC_OBS_WC);
+	CU_ASSERT_EQUAL(d.observed_ns, f.h->now + 20);
+	CU_ASSERT_EQUAL(d.vendor_err, 17);
+	CU_ASSERT_EQUAL(d.scope, MCC_SCOPE_QP);
+	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
+	th_free(f.h);
+}
+
+static void test_query_most_severe_unresolved_state_wins(void)
+{
+	struct mcc_config_v1 c = one_slice();
+	struct fix f = fx(&c);
+	struct mcc_permit filler = MCC_PERMIT_INIT, p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	/* slice A of task (4,1) deferred on r; slice B avoided on a quarantined r2 */
+	defer(f.h, f.r, 4, 1, 0);
+	th_async(f.h, IBV_EVENT_QP_FATAL, f.d2, f.r2, 1, 6, 1);
+	th_async(f.h, IBV_EVENT_QP_FATAL, f.d2, f.r2, 1, 6, 1);
+	th_async(f.h, IBV_EVENT_QP_FATAL, f.d2, f.r2, 1, 6, 1);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 4, 1, 0, &p), MCC_AVOID);
+	struct mcc_task_detail d;
+	CU_ASSERT_EQUAL(th_query(f.h, 4, 1, 0, &d), MCC_TASK_LONG_UNAVAILABLE);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_PATH_QUARANTINED);
+	CU_ASSERT_EQUAL(d.route_id, 2);
+	/* r2 recovers through its probe: the long unavailability resolves, the
+	 * deferral on r is still unresolved */
+	th_advance_ms(f.h, 1000);
+	th_tick(f.h);
+	for (int i = 0; i < 3; i++) {
+		CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 2, 0, 0, 0, &p), MCC_ADMIT);
+		th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
+	}
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r2), MCC_PATH_CONGESTED);
+	CU_ASSERT_EQUAL(th_query(f.h, 4, 1, 0, &d), MCC_TASK_CONGESTED);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_BYTE_WINDOW);
+	/* and a later success resolves the rest */
+	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
+	success(f.h, f.r, 4, 1, 0);
+	CU_ASSERT_EQUAL(th_query(f.h, 4, 1, 0, &d), MCC_TASK_NORMAL);
+	CU_ASSERT_EQUAL(d.resolved, 1);
+	th_free(f.h);
+}
+
+static void test_query_path_recovery_clears_blocking_evidence(void)
+{
+	struct fix f = fx(NULL);
+	th_quarantine_route(f.h, f.r, 1);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 5, 1, 0, &p), MCC_AVOID);
+	CU_ASSERT_EQUAL(th_query(f.h, 5, 1, 0, NULL), MCC_TASK_LONG_UNAVAILABLE);
+	th_advance_ms(f.h, 1000);
+	th_tick(f.h);
+	for (int i = 0; i < 3; i++) {
+		CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 2, 0, 0, 0, &p), MCC_ADMIT);
+		th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
+	}
+	th_tick(f.h);
+	struct mcc_task_detail d;
+	/* resolved; the task itself has not completed anything yet */
+	CU_ASSERT_EQUAL(th_query(f.h, 5, 1, 0, &d), MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(d.resolved, 1);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_PATH_QUARANTINED);
+	CU_ASSERT_EQUAL(th_query(f.h, 5, 1, MCC_TASKQ_SEEN_SUCCESS, NULL), MCC_TASK_NORMAL);
+	th_free(f.h);
+}
+
+static void test_query_new_successful_attempt_clears_old_evidence(void)
+{
+	struct fix f = fx(NULL);
+	th_quarantine_route(f.h, f.r, 1);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 6, 1, 0, &p), MCC_AVOID);
+	CU_ASSERT_EQUAL(th_query(f.h, 6, 1, 0, NULL), MCC_TASK_LONG_UNAVAILABLE);
+	success(f.h, f.r2, 6, 1, 1); /* retried on another rail */
+	CU_ASSERT_EQUAL(th_query(f.h, 6, 1, 0, NULL), MCC_TASK_NORMAL);
+	th_free(f.h);
+}
+
+static void test_query_success_of_older_attempt_keeps_newer_evidence(void)
+{
+	struct fix f = fx(NULL);
+	struct mcc_permit old = MCC_PERMIT_INIT, p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 7, 1, 0, &old), MCC_ADMIT);
+	th_quarantine_route(f.h, f.r, 1);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 7, 1, 2, &p), MCC_AVOID); /* attempt 2 */
+	th_wc(f.h, &old, IBV_WC_SUCCESS, 0); /* attempt 0 completes late */
+	CU_ASSERT_EQUAL(th_query(f.h, 7, 1, 0, NULL), MCC_TASK_LONG_UNAVAILABLE);
+	th_free(f.h);
+}
+
+static void fill_tasks(struct th *h, mcc_route *r, uint64_t first, uint64_t n)
+{
+	for (uint64_t t = first; t < first + n; t++)
+		defer(h, r, 8, t, 0);
+}
+
+static void test_evidence_bounded_evicts_oldest_resolved_first(void)
+{
+	struct mcc_config_v1 c = one_slice();
+	c.evidence_tasks = 4;
+	struct fix f = fx(&c);
+	struct mcc_permit filler = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	fill_tasks(f.h, f.r, 1, 4);
+	success(f.h, f.r2, 8, 3, 0); /* resolve task 3 */
+	success(f.h, f.r2, 8, 2, 0); /* then task 2 */
+	CU_ASSERT_EQUAL(th_query(f.h, 8, 3, 0, NULL), MCC_TASK_NORMAL);
+	fill_tasks(f.h, f.r, 5, 1); /* full: evicts the oldest resolved (3) */
+	CU_ASSERT_EQUAL(th_query(f.h, 8, 3, 0, NULL), MCC_TASK_UNKNOWN); /* gone */
+	CU_ASSERT_EQUAL(th_query(f.h, 8, 2, 0, NULL), MCC_TASK_NORMAL);
+	CU_ASSERT_EQUAL(th_query(f.h, 8, 1, 0, NULL), MCC_TASK_CONGESTED);
+	CU_ASSERT_EQUAL(th_query(f.h, 8, 4, 0, NULL), MCC_TASK_CONGESTED);
+	CU_ASSERT_EQUAL(th_query(f.h, 8, 5, 0, NULL), MCC_TASK_CONGESTED);
+	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
+	th_free(f.h);
+}
+
+static void test_evidence_bounded_evicts_oldest_when_none_resolved(void)
+{
+	struct mcc_config_v1 c = one_slice();
+	c.evidence_tasks = 4;
+	struct fix f = fx(&c);
+	struct mcc_permit filler = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	fill_tasks(f.h, f.r, 1, 4);
+	th_tick(f.h); /* applied in order */
+	fill_tasks(f.h, f.r, 5, 2);
+	CU_ASSERT_EQUAL(th_query(f.h, 8, 1, 0, NULL), MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(th_query(f.h, 8, 2, 0, NULL), MCC_TASK_UNKNOWN);
+	for (uint64_t t = 3; t <= 6; t++)
+		CU_ASSERT_EQUAL(th_query(f.h, 8, t, 0, NULL), MCC_TASK_CONGESTED);
+	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
+	th_free(f.h);
+}
+
+static void test_batch_free_drops_the_batch_evidence_only(void)
+{
+	struct mcc_config_v1 c = one_slice();
+	struct fix f = fx(&c);
+	struct mcc_permit filler = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	for (uint64_t t = 1; t <= 50; t++) {
+		defer(f.h, f.r, 100, t, 0);
+		defer(f.h, f.r, 200, t, 0);
+	}
+	f.h->ops->batch_free(f.h->ctx, 100);
+	for (uint64_t t = 1; t <= 50; t++) {
+		CU_ASSERT_EQUAL(th_query(f.h, 100, t, 0, NULL), MCC_TASK_UNKNOWN);
+		CU_ASSERT_EQUAL(th_query(f.h, 200, t, 0, NULL), MCC_TASK_CONGESTED);
+	}
+	f.h->ops->batch_free(f.h->ctx, 200);
+	f.h->ops->batch_free(f.h->ctx, 999); /* unknown batch: nothing */
+	CU_ASSERT_EQUAL(th_query(f.h, 200, 7, 0, NULL), MCC_TASK_UNKNOWN);
+	/* a freed table refills */
+	defer(f.h, f.r, 100, 1, 0);
+	CU_ASSERT_EQUAL(th_query(f.h, 100, 1, 0, NULL), MCC_TASK_CONGESTED);
+	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
+	th_free(f.h);
+}
+
+static void test_query_respects_caller_struct_size(void)
+{
+	struct mcc_config_v1 c = one_slice();
+	struct fix f = fx(&c);
+	struct mcc_permit filler = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	defer(f.h, f.r, 9, 1, 0);
+	struct mcc_task_detail d;
+	memset(&d, 0xAA, sizeof(d));
+	d.struct_size = (uint32_t)offsetof(struct mcc_task_detail, scope);
+	struct mcc_task_ref t = { 9, 1, 0, 0 };
+	CU_ASSERT_EQUAL(f.h->ops->task_query(f.h->ctx, &t, 0, &d), MCC_TASK_CONGESTED);
+	CU_ASSERT_EQUAL(d.state, MCC_TASK_CONGESTED);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_BYTE_WINDOW);
+	CU_ASSERT_EQUAL(d.scope, 0xAAAAAAAAu); /* beyond struct_size: untouched */
+	CU_ASSERT_EQUAL(d.route_id, 0xAAAAAAAAAAAAAAAAull);
+	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
+	th_free(f.h);
+}
+
+static void test_query_is_a_pure_read(void)
+{
+	struct mcc_config_v1 c = one_slice();
+	struct fix f = fx(&c);
+	struct mcc_permit filler = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	th_async(f.h, IBV_EVENT_QP_FATAL, f.d2, f.r2, 1, 6, 1);
+	defer(f.h, f.r, 10, 1, 0);
+	struct mcc_domain_stats a = th_rs(f.h, f.r), a2 = th_rs(f.h, f.r2);
+	for (int i = 0; i < 100; i++) {
+		struct mcc_task_detail d;
+		CU_ASSERT_EQUAL(th_query(f.h, 10, 1, 0, &d), MCC_TASK_CONGESTED);
+		th_query(f.h, 10, 2, MCC_TASKQ_SEEN_SUCCESS, NULL);
+	}
+	struct mcc_domain_stats b = th_rs(f.h, f.r), b2 = th_rs(f.h, f.r2);
+	CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof(a)), 0);
+	CU_ASSERT_EQUAL(memcmp(&a2, &b2, sizeof(a2)), 0); /* SUSPECT stays, nothing probed */
+	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
+	th_free(f.h);
+}
+
+static void test_suspect_or_probing_alone_does_not_change_task_state(void)
+{
+	struct fix f = fx(NULL);
+	success(f.h, f.r, 11, 1, 0);
+	th_async(f.h, IBV_EVENT_QP_FATAL, f.d, f.r, 1, 5, 1); /* route SUSPECT */
+	CU_ASSERT_EQUAL(th_query(f.h, 11, 1, MCC_TASKQ_SEEN_SUCCESS, NULL), MCC_TASK_NORMAL);
+	success(f.h, f.r, 11, 2, 0); /* not blocked: no evidence for the task */
+	CU_ASSERT_EQUAL(th_query(f.h, 11, 2, MCC_TASKQ_SEEN_SUCCESS, NULL), MCC_TASK_NORMAL);
+	th_free(f.h);
+}
+
+static void test_evidence_defer_storm_is_recorded_once_per_epoch(void)
+{
+	struct mcc_config_v1 c = one_slice();
+	struct fix f = fx(&c);
+	struct mcc_permit filler = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	for (int i = 0; i < 100000; i++) /* far beyond one lane ring */
+		defer(f.h, f.r, 12, (uint64_t)(i % 8), 0);
+	for (uint64_t t = 0; t < 8; t++)
+		CU_ASSERT_EQUAL(th_query(f.h, 12, t, 0, NULL), MCC_TASK_CONGESTED);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).defers, 100000);
+	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
+	/* resolution still works after the storm */
+	for (uint64_t t = 0; t < 8; t++) {
+		success(f.h, f.r, 12, t, 0);
+		CU_ASSERT_EQUAL(th_query(f.h, 12, t, 0, NULL), MCC_TASK_NORMAL);
+	}
+	th_free(f.h);
 }
 
 static CU_pSuite t_init_evidence_tests(void)
 {
 	CU_pSuite s = CU_add_suite("policy_evidence", NULL, NULL);
-	if (s)
-		MCC_CU_ADD(s, test_evidence_placeholder);
+	if (!s)
+		return NULL;
+	MCC_CU_ADD(s, test_query_no_evidence_is_unknown_unless_host_saw_success);
+	MCC_CU_ADD(s, test_query_unsupported_transport_is_unknown);
+	MCC_CU_ADD(s, test_query_detail_fills_observed_fields_only);
+	MCC_CU_ADD(s, test_query_most_severe_unresolved_state_wins);
+	MCC_CU_ADD(s, test_query_path_recovery_clears_blocking_evidence);
+	MCC_CU_ADD(s, test_query_new_successful_attempt_clears_old_evidence);
+	MCC_CU_ADD(s, test_query_success_of_older_attempt_keeps_newer_evidence);
+	MCC_CU_ADD(s, test_evidence_bounded_evicts_oldest_resolved_first);
+	MCC_CU_ADD(s, test_evidence_bounded_evicts_oldest_when_none_resolved);
+	MCC_CU_ADD(s, test_batch_free_drops_the_batch_evidence_only);
+	MCC_CU_ADD(s, test_query_respects_caller_struct_size);
+	MCC_CU_ADD(s, test_query_is_a_pure_read);
+	MCC_CU_ADD(s, test_suspect_or_probing_alone_does_not_change_task_state);
+	MCC_CU_ADD(s, test_evidence_defer_storm_is_recorded_once_per_epoch);
 	return s;
 }
 

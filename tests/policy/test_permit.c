@@ -1,18 +1,548 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * test_permit.c - permits (two-domain reservation, rollback, settle-once,
+ * partial release), the adaptive bound max(window, one slice), the credit
+ * design's invariants, lanes and route handles.
+ */
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <string.h>
+
 #include "cu_driver.h"
 #include "harness.h"
 
-static void test_permit_placeholder(void)
+static mcc_lane *open_lane(struct th *h, uint32_t id)
+{
+	struct mcc_lane_desc d = { sizeof(d), id, MCC_LANE_POST_POLL, 0 };
+	mcc_lane *l = NULL;
+	CU_ASSERT_EQUAL_FATAL(h->ops->lane_open(h->ctx, &d, &l), 0);
+	return l;
+}
+
+static void test_permit_reserves_full_slice_in_device_and_route(void)
 {
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(h, r, 65536, 1, 7, 9, 2, &p), MCC_ADMIT);
+	CU_ASSERT(p.flags & MCC_PERMIT_F_LIVE);
+	CU_ASSERT_EQUAL(p.bytes, 65536);
+	CU_ASSERT_PTR_EQUAL(p.route, r);
+	CU_ASSERT_PTR_EQUAL(p.device, d);
+	CU_ASSERT_EQUAL(p.generation, 1);
+	CU_ASSERT_EQUAL(p.task.batch_id, 7);
+	CU_ASSERT_EQUAL(p.task.task_id, 9);
+	CU_ASSERT_EQUAL(p.task.attempt, 2);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 65536);
+	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 65536);
+	CU_ASSERT_EQUAL(th_rs(h, r).admits, 1);
+	CU_ASSERT_EQUAL(th_ds(h, d).admits, 1);
+	th_wc(h, &p, IBV_WC_SUCCESS, 0);
+	CU_ASSERT(!(p.flags & MCC_PERMIT_F_LIVE));
+	CU_ASSERT_EQUAL(p.bytes, 0);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_rs(h, r).completed_bytes, 65536);
+	CU_ASSERT_EQUAL(th_ds(h, d).completions, 1);
+	th_free(h);
+}
+
+/* Cut one route's window with receiver pressure (route only), fill it: the
+ * device still has room, the route refuses, the device rolls back. */
+static void test_permit_failed_route_reservation_rolls_back_device(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	for (int e = 0; e < 2; e++) {
+		struct mcc_permit p = MCC_PERMIT_INIT;
+		CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096, &p), MCC_ADMIT);
+		th_wc(h, &p, IBV_WC_RNR_RETRY_EXC_ERR, 0);
+		th_tick(h);
+	}
+	uint64_t w = th_rwin(h, r);
+	CU_ASSERT_EQUAL(w, 8 * MiB);
+	CU_ASSERT_EQUAL(th_ds(h, d).window_bytes, 16 * MiB);
+	unsigned n = th_push(h, r, 1000, 64 * KiB, 1);
+	CU_ASSERT_EQUAL(n, w / (64 * KiB));
+	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, w);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_DEFER);
+	CU_ASSERT_EQUAL(p.reason, MCC_REASON_BYTE_WINDOW);
+	CU_ASSERT(!(p.flags & MCC_PERMIT_F_LIVE));
+	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, w); /* rolled back */
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, w);
+	CU_ASSERT_EQUAL(th_rs(h, r).defers, 2); /* th_push stopped at one too */
+	CU_ASSERT_EQUAL(th_ds(h, d).defers, 0);
+	th_drain(h);
+	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 0);
+	th_free(h);
+}
+
+static void test_permit_release_beyond_live_is_ealready_and_counted(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 8192, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_rel(h, &p, 8192, MCC_REL_NOT_POSTED), 0);
+	CU_ASSERT_EQUAL(th_rel(h, &p, 8192, MCC_REL_NOT_POSTED), -EALREADY);
+	CU_ASSERT_EQUAL(th_rs(h, r).double_release, 1);
+	CU_ASSERT_EQUAL(th_ds(h, d).double_release, 1);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
+	/* more than live: only the live bytes return */
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 8192, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_rel(h, &p, 10000, MCC_REL_CANCELLED), -EALREADY);
+	CU_ASSERT_EQUAL(p.bytes, 0);
+	CU_ASSERT_EQUAL(th_rs(h, r).double_release, 2);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 0);
+	th_free(h);
+}
+
+static void test_permit_completion_beyond_live_is_counted_and_harmless(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 8192, &p), MCC_ADMIT);
+	th_wc_gen(h, &p, IBV_WC_SUCCESS, 1, 16384); /* more than live */
+	CU_ASSERT_EQUAL(th_rs(h, r).double_release, 1);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
+	th_wc_gen(h, &p, IBV_WC_SUCCESS, 1, 0); /* settled permit */
+	CU_ASSERT_EQUAL(th_rs(h, r).double_release, 2);
+	CU_ASSERT_EQUAL(th_ds(h, d).double_release, 2);
+	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_rs(h, r).completions, 1); /* the duplicate is not feedback */
+	th_free(h);
+}
+
+static void test_permit_partial_release_returns_only_given_bytes(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 65536, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_rel(h, &p, 16384, MCC_REL_NOT_POSTED), 0);
+	CU_ASSERT(p.flags & MCC_PERMIT_F_LIVE);
+	CU_ASSERT_EQUAL(p.bytes, 49152);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 49152);
+	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 49152);
+	/* the posted part settles through its WC */
+	th_wc_gen(h, &p, IBV_WC_SUCCESS, 1, 49152);
+	CU_ASSERT(!(p.flags & MCC_PERMIT_F_LIVE));
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_rs(h, r).completed_bytes, 49152);
+	CU_ASSERT_EQUAL(th_rs(h, r).double_release, 0);
+	th_free(h);
+}
+
+static void test_permit_reclaimed_release_settles_posted_bytes(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 32768, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_rel(h, &p, 32768, MCC_REL_RECLAIMED), 0);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_rs(h, r).double_release, 0);
+	CU_ASSERT_EQUAL(th_rs(h, r).state, MCC_PATH_HEALTHY); /* no failure from teardown */
+	th_free(h);
+}
+
+static void test_permit_inflight_never_negative_and_never_leaks(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct mcc_permit p[8];
+	uint64_t live = 0;
+	for (int round = 0; round < 50; round++) {
+		for (int i = 0; i < 8; i++) {
+			p[i] = (struct mcc_permit)MCC_PERMIT_INIT;
+			CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096u * (unsigned)(i + 1), &p[i]), MCC_ADMIT);
+			live += 4096u * (unsigned)(i + 1);
+		}
+		CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, live);
+		for (int i = 0; i < 8; i++) {
+			uint64_t b = p[i].bytes;
+			switch ((round + i) % 4) {
+			case 0:
+				th_wc(h, &p[i], IBV_WC_SUCCESS, 0);
+				break;
+			case 1:
+				CU_ASSERT_EQUAL(th_rel(h, &p[i], 1024, MCC_REL_NOT_POSTED), 0);
+				th_wc(h, &p[i], IBV_WC_WR_FLUSH_ERR, 0);
+				break;
+			case 2:
+				CU_ASSERT_EQUAL(th_rel(h, &p[i], b, MCC_REL_POST_REJECTED), 0);
+				break;
+			default:
+				th_wc(h, &p[i], IBV_WC_LOC_LEN_ERR, 0);
+				th_wc(h, &p[i], IBV_WC_SUCCESS, 0); /* duplicate */
+				break;
+			}
+			live -= b;
+			struct mcc_domain_stats s = th_rs(h, r);
+			CU_ASSERT_EQUAL(s.inflight_bytes, live);
+			CU_ASSERT(s.inflight_bytes <= (uint64_t)INT64_MAX);
+		}
+		th_tick(h);
+	}
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 0);
+	th_free(h);
+}
+
+static struct mcc_config_v1 small_window(uint64_t w)
+{
+	struct mcc_config_v1 c;
+	th_cfg_defaults(&c);
+	c.min_window_bytes = w;
+	c.max_window_bytes = w;
+	return c;
+}
+
+static void test_bound_empty_domain_admits_one_oversized_slice(void)
+{
+	struct mcc_config_v1 c = small_window(1 * MiB);
+	struct th *h = th_new(&mcc_test_aimd_v1, &c);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct mcc_permit big = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4 * MiB, &big), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 4 * MiB); /* full bytes reserved */
+	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 4 * MiB);
+	th_wc(h, &big, IBV_WC_SUCCESS, 0);
+	th_free(h);
+}
+
+static void test_bound_oversized_slice_blocks_until_drained(void)
+{
+	struct mcc_config_v1 c = small_window(1 * MiB);
+	struct th *h = th_new(&mcc_test_aimd_v1, &c);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct mcc_permit big = MCC_PERMIT_INIT, small = MCC_PERMIT_INIT, big2 = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4 * MiB, &big), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096, &small), MCC_DEFER);
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4 * MiB, &big2), MCC_DEFER);
+	/* partially drained: still over the window */
+	th_wc_gen(h, &big, IBV_WC_SUCCESS, 1, 3 * MiB + 512 * KiB);
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 1 * MiB, &small), MCC_DEFER);
+	th_wc(h, &big, IBV_WC_SUCCESS, 0);
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096, &small), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4 * MiB, &big2), MCC_DEFER); /* not empty */
+	th_wc(h, &small, IBV_WC_SUCCESS, 0);
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4 * MiB, &big2), MCC_ADMIT);
+	th_wc(h, &big2, IBV_WC_SUCCESS, 0);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
+	th_free(h);
+}
+
+static void test_bound_oversized_slice_admitted_while_probing(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	th_quarantine_route(h, r, 1);
+	th_advance_ms(h, 1000);
+	th_tick(h);
+	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_PROBING);
+	struct mcc_permit p = MCC_PERMIT_INIT, q = MCC_PERMIT_INIT;
+	/* one slice larger than min window and probe budget, on a new generation */
+	CU_ASSERT_EQUAL(th_acq(h, r, 1 * MiB, 2, 0, 0, 0, &p), MCC_ADMIT);
+	CU_ASSERT(p.flags & MCC_PERMIT_F_PROBE);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 1 * MiB);
+	CU_ASSERT_EQUAL(th_acq(h, r, 4096, 2, 0, 0, 0, &q), MCC_AVOID); /* budget used */
+	th_wc(h, &p, IBV_WC_SUCCESS, 0);
+	th_free(h);
+}
+
+static void test_bound_is_max_of_window_and_one_slice(void)
+{
+	struct mcc_config_v1 c = small_window(256 * KiB);
+	struct th *h = th_new(&mcc_test_aimd_v1, &c);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	CU_ASSERT_EQUAL(th_push(h, r, 100, 64 * KiB, 1), 4); /* exactly the window */
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 256 * KiB);
+	th_drain(h);
+	CU_ASSERT_EQUAL(th_push(h, r, 100, 100 * KiB, 1), 2); /* 200 KiB <= 256 KiB < 300 */
+	th_drain(h);
+	CU_ASSERT_EQUAL(th_push(h, r, 100, 300 * KiB, 1), 1); /* one slice beyond */
+	th_drain(h);
+	th_free(h);
+}
+
+static void test_permit_invalid_arguments(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct mcc_permit p = MCC_PERMIT_INIT, z;
+	memset(&z, 0, sizeof(z));
+	CU_ASSERT_EQUAL(h->ops->try_acquire(h->lane, NULL, 4096, 1, NULL, &p), -EINVAL);
+	CU_ASSERT_EQUAL(h->ops->try_acquire(NULL, r, 4096, 1, NULL, &p), -EINVAL);
+	CU_ASSERT_EQUAL(h->ops->try_acquire(h->lane, r, 0, 1, NULL, &p), -EINVAL);
+	CU_ASSERT_EQUAL(h->ops->try_acquire(h->lane, r, 4096, 1, NULL, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(h->ops->try_acquire(h->lane, r, 4096, 1, NULL, &z), -EINVAL);
+	CU_ASSERT_EQUAL(h->ops->try_acquire(h->lane, r, 4096, 1, NULL, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(p.task.batch_id, 0); /* no task */
+	CU_ASSERT_EQUAL(h->ops->try_acquire(h->lane, r, 4096, 1, NULL, &p), -EINVAL); /* live */
+	CU_ASSERT_EQUAL(h->ops->release(h->lane, NULL, 1, 0), -EINVAL);
+	CU_ASSERT_EQUAL(th_rel(h, &p, 0, MCC_REL_NOT_POSTED), 0); /* zero bytes: nothing */
+	CU_ASSERT_EQUAL(p.bytes, 4096);
+	struct mcc_permit never = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_rel(h, &never, 1, MCC_REL_NOT_POSTED), -EALREADY);
+	h->ops->on_completion(h->lane, &never, NULL); /* ignored */
+	th_wc(h, &p, IBV_WC_SUCCESS, 0);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
+	th_free(h);
+}
+
+static void test_permit_reusable_after_settlement(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	for (int i = 0; i < 100; i++) {
+		CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096, &p), MCC_ADMIT);
+		if (i % 2)
+			th_wc(h, &p, IBV_WC_SUCCESS, 0);
+		else
+			CU_ASSERT_EQUAL(th_rel(h, &p, 4096, MCC_REL_NOT_POSTED), 0);
+	}
+	CU_ASSERT_EQUAL(th_rs(h, r).admits, 100);
+	CU_ASSERT_EQUAL(th_rs(h, r).completions, 50);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
+	th_free(h);
+}
+
+/* A busy epoch switches a HEALTHY domain with a large window to credit mode:
+ * the shared counter then includes cached credit, and still never exceeds
+ * the window; lane_close hands every cached byte back. */
+static void test_credit_mode_invariant_and_lane_close_flush(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	for (int i = 0; i < 200; i++) { /* busy epoch */
+		struct mcc_permit p = MCC_PERMIT_INIT;
+		CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
+		th_wc(h, &p, IBV_WC_SUCCESS, 0);
+	}
+	th_tick(h);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
+	struct mcc_domain_stats s = th_rs(h, r);
+	/* chunk = clamp(16 MiB / (4 * 4 lanes), slice, 1 MiB) = 1 MiB */
+	CU_ASSERT_EQUAL(s.inflight_bytes, 1 * MiB);
+	th_wc(h, &p, IBV_WC_SUCCESS, 0);
+	CU_ASSERT(th_rs(h, r).inflight_bytes <= 1 * MiB); /* cached, at most one chunk */
+	/* fill: the actual in-flight (live permits) stays within the window */
+	unsigned n = th_push(h, r, TH_FIFO, 64 * KiB, 1);
+	CU_ASSERT_EQUAL((uint64_t)n * 64 * KiB, 16 * MiB);
+	s = th_rs(h, r);
+	CU_ASSERT(s.inflight_bytes <= s.window_bytes);
+	CU_ASSERT(s.inflight_bytes >= (uint64_t)n * 64 * KiB);
+	th_drain(h);
+	h->ops->lane_close(h->ctx, h->lane);
+	h->lane = NULL;
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_rs(h, r).admits, 201 + n);
+	th_free(h);
+}
+
+/* Credit cached by an idle lane becomes stale when the window is cut; the
+ * next tick's snapshot keeps it from blocking the other lanes' exact
+ * admission, and the idle lane returns it on its next call. */
+static void test_credit_stale_in_idle_lane_does_not_block_exact_admission(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	mcc_lane *idle = open_lane(h, 1);
+	for (int i = 0; i < 200; i++) {
+		struct mcc_permit p = MCC_PERMIT_INIT;
+		CU_ASSERT_EQUAL(h->ops->try_acquire(idle, r, 64 * KiB, 1, NULL, &p), MCC_ADMIT);
+		h->ops->release(idle, &p, 64 * KiB, MCC_REL_NOT_POSTED);
+	}
+	th_tick(h); /* busy: credit mode */
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(h->ops->try_acquire(idle, r, 64 * KiB, 1, NULL, &p), MCC_ADMIT);
+	h->ops->release(idle, &p, 64 * KiB, MCC_REL_NOT_POSTED);
+	uint64_t cached = th_rs(h, r).inflight_bytes;
+	CU_ASSERT(cached >= 64 * KiB);
+	/* receiver pressure cuts the route: exact mode at 8 MiB */
+	for (int e = 0; e < 2; e++) {
+		CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096, &p), MCC_ADMIT);
+		th_wc(h, &p, IBV_WC_RNR_RETRY_EXC_ERR, 0);
+		th_tick(h);
+	}
+	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_CONGESTED);
+	uint64_t w = th_rwin(h, r);
+	CU_ASSERT_EQUAL(w, 8 * MiB);
+	/* lane 0 gets the whole window although `idle` still holds credit */
+	unsigned n = th_push(h, r, TH_FIFO, 64 * KiB, 1);
+	CU_ASSERT_EQUAL((uint64_t)n * 64 * KiB, w);
+	th_drain(h);
+	/* the idle lane's next call returns its stale credit; the next tick folds it */
+	CU_ASSERT_EQUAL(h->ops->try_acquire(idle, r, 4096, 1, NULL, &p), MCC_ADMIT);
+	h->ops->release(idle, &p, 4096, MCC_REL_NOT_POSTED);
+	th_tick(h);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
+	h->ops->lane_close(h->ctx, idle);
+	th_free(h);
+}
+
+static void test_credit_flushed_on_state_change_epoch(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	for (int i = 0; i < 200; i++) {
+		struct mcc_permit p = MCC_PERMIT_INIT;
+		CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
+		th_rel(h, &p, 64 * KiB, MCC_REL_NOT_POSTED);
+	}
+	th_tick(h);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
+	CU_ASSERT(th_rs(h, r).inflight_bytes > 64 * KiB); /* credit cached */
+	/* a QP hard error moves the route to SUSPECT: exact mode, new epoch */
+	th_async(h, IBV_EVENT_QP_FATAL, d, r, 1, 0, 1);
+	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_SUSPECT);
+	th_wc(h, &p, IBV_WC_SUCCESS, 0); /* returns to the shared counter now */
+	th_tick(h);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
+	th_free(h);
+}
+
+static void test_route_rebind_keeps_state_and_settles_on_admitting_device(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d0 = th_dev(h, 0), *d1 = th_dev(h, 1);
+	mcc_route *r = th_route(h, d0, 1, 1, 5, 1);
+	th_async(h, IBV_EVENT_PATH_MIG_ERR, d0, r, 1, 0, 1);
+	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_SUSPECT);
+	struct mcc_permit p = MCC_PERMIT_INIT, q = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 8192, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(h->ops->route_rebind(h->ctx, r, d1, 2, 6), 0);
+	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_SUSPECT); /* state stays */
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096, &q), MCC_ADMIT);
+	CU_ASSERT_PTR_EQUAL(q.device, d1);
+	CU_ASSERT_EQUAL(th_ds(h, d0).inflight_bytes, 8192);
+	CU_ASSERT_EQUAL(th_ds(h, d1).inflight_bytes, 4096);
+	th_wc(h, &p, IBV_WC_SUCCESS, 0); /* settles against d0 */
+	th_wc(h, &q, IBV_WC_SUCCESS, 0);
+	CU_ASSERT_EQUAL(th_ds(h, d0).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_ds(h, d1).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
+	/* port scope now follows the new binding */
+	th_async(h, IBV_EVENT_PORT_ERR, d0, NULL, 1, 0, 0);
+	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_SUSPECT);
+	th_async(h, IBV_EVENT_PORT_ERR, d1, NULL, 2, 0, 0);
+	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_QUARANTINED);
+	th_free(h);
+}
+
+static void test_route_open_same_id_returns_same_handle(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 42, 1, 0, 1);
+	struct mcc_route_desc rd = { sizeof(rd), 1, 0, 1, 42, "x", 1 };
+	mcc_route *again = NULL, *other = NULL;
+	CU_ASSERT_EQUAL(h->ops->route_open(h->ctx, d, &rd, &again), 0);
+	CU_ASSERT_PTR_EQUAL(again, r);
+	rd.route_id = 43;
+	CU_ASSERT_EQUAL(h->ops->route_open(h->ctx, d, &rd, &other), 0);
+	CU_ASSERT_PTR_NOT_EQUAL(other, r);
+	h->ops->route_close(h->ctx, again); /* one reference left */
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096, &p), MCC_ADMIT);
+	th_wc(h, &p, IBV_WC_SUCCESS, 0);
+	h->ops->route_close(h->ctx, other);
+	th_free(h);
+}
+
+static void test_lane_open_rejects_duplicate_and_out_of_range(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL); /* max_lanes 4, lane 0 open */
+	struct mcc_lane_desc d = { sizeof(d), 0, MCC_LANE_POST, 0 };
+	mcc_lane *l = NULL;
+	CU_ASSERT_EQUAL(h->ops->lane_open(h->ctx, &d, &l), -EBUSY);
+	d.lane_id = 4;
+	CU_ASSERT_EQUAL(h->ops->lane_open(h->ctx, &d, &l), -EINVAL);
+	d.lane_id = 3;
+	CU_ASSERT_EQUAL(h->ops->lane_open(h->ctx, &d, &l), 0);
+	h->ops->lane_close(h->ctx, l);
+	CU_ASSERT_EQUAL(h->ops->lane_open(h->ctx, &d, &l), 0); /* reusable id */
+	h->ops->lane_close(h->ctx, l);
+	th_free(h);
+}
+
+/* A poller lane settles permits admitted by a posting lane. */
+static void test_permit_settled_on_another_lane(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	mcc_lane *poller = open_lane(h, 2);
+	struct mcc_permit p[300];
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 300; i++) {
+			p[i] = (struct mcc_permit)MCC_PERMIT_INIT;
+			CU_ASSERT_EQUAL(th_acq_simple(h, r, 16 * KiB, &p[i]), MCC_ADMIT);
+		}
+		struct mcc_completion wc = { sizeof(wc), 0, 0, 1, 0, 0, 0, 0, 0 };
+		for (int i = 0; i < 300; i++)
+			h->ops->on_completion(poller, &p[i], &wc);
+		th_tick(h);
+	}
+	CU_ASSERT_EQUAL(th_rs(h, r).completions, 900);
+	h->ops->lane_close(h->ctx, poller);
+	h->ops->lane_close(h->ctx, h->lane);
+	h->lane = NULL;
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 0);
 	th_free(h);
 }
 
 static CU_pSuite t_init_permit_tests(void)
 {
 	CU_pSuite s = CU_add_suite("policy_permit", NULL, NULL);
-	if (s)
-		MCC_CU_ADD(s, test_permit_placeholder);
+	if (!s)
+		return NULL;
+	MCC_CU_ADD(s, test_permit_reserves_full_slice_in_device_and_route);
+	MCC_CU_ADD(s, test_permit_failed_route_reservation_rolls_back_device);
+	MCC_CU_ADD(s, test_permit_release_beyond_live_is_ealready_and_counted);
+	MCC_CU_ADD(s, test_permit_completion_beyond_live_is_counted_and_harmless);
+	MCC_CU_ADD(s, test_permit_partial_release_returns_only_given_bytes);
+	MCC_CU_ADD(s, test_permit_reclaimed_release_settles_posted_bytes);
+	MCC_CU_ADD(s, test_permit_inflight_never_negative_and_never_leaks);
+	MCC_CU_ADD(s, test_bound_empty_domain_admits_one_oversized_slice);
+	MCC_CU_ADD(s, test_bound_oversized_slice_blocks_until_drained);
+	MCC_CU_ADD(s, test_bound_oversized_slice_admitted_while_probing);
+	MCC_CU_ADD(s, test_bound_is_max_of_window_and_one_slice);
+	MCC_CU_ADD(s, test_permit_invalid_arguments);
+	MCC_CU_ADD(s, test_permit_reusable_after_settlement);
+	MCC_CU_ADD(s, test_credit_mode_invariant_and_lane_close_flush);
+	MCC_CU_ADD(s, test_credit_stale_in_idle_lane_does_not_block_exact_admission);
+	MCC_CU_ADD(s, test_credit_flushed_on_state_change_epoch);
+	MCC_CU_ADD(s, test_route_rebind_keeps_state_and_settles_on_admitting_device);
+	MCC_CU_ADD(s, test_route_open_same_id_returns_same_handle);
+	MCC_CU_ADD(s, test_lane_open_rejects_duplicate_and_out_of_range);
+	MCC_CU_ADD(s, test_permit_settled_on_another_lane);
 	return s;
 }
 

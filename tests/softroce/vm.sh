@@ -16,6 +16,8 @@
 #   -T TOPO   one    : 1 guest, 1 NIC (eth0 = QEMU netdev n0)
 #             twonic : 1 guest, 2 NICs (n0/eth0, n1/eth1) on one QEMU hub
 #                      (topology (b) of the study; the default)
+#             quad   : 1 guest, 4 NICs (n0..n3 / eth0..eth3) on one QEMU hub:
+#                      two "nodes" of two rails each (rxe0/rxe1 and rxe2/rxe3)
 #             pair   : 2 guests NAME-a and NAME-b, one NIC (n0/eth0) each, on a
 #                      private link (LINK=udp, the default, or LINK=tap as root)
 #   -t SECS   hard timeout of one attempt (180)
@@ -74,7 +76,7 @@ else
 	SCRIPT=$1; shift
 	[ -n "$NAME" ] || { NAME=${SCRIPT##*/}; NAME=${NAME%.sh}; }
 fi
-case $TOPO in one | twonic | pair) ;; *) echo "vm.sh: unknown topology '$TOPO'" >&2; exit 2 ;; esac
+case $TOPO in one | twonic | quad | pair) ;; *) echo "vm.sh: unknown topology '$TOPO'" >&2; exit 2 ;; esac
 case $NAME in *[!A-Za-z0-9_.-]*) echo "vm.sh: bad test name '$NAME'" >&2; exit 2 ;; esac
 
 BUILDDIR=${BUILDDIR:-$PWD}
@@ -181,6 +183,10 @@ run_attempt() { # ATTEMPT ARGS...
 		one) netargs=(-netdev hubport,id=n0,hubid=0 -device virtio-net-pci,netdev=n0,mac=52:54:00:5a:00:01) ;;
 		twonic) netargs=(-netdev hubport,id=n0,hubid=0 -device virtio-net-pci,netdev=n0,mac=52:54:00:5a:00:01
 			-netdev hubport,id=n1,hubid=0 -device virtio-net-pci,netdev=n1,mac=52:54:00:5a:00:02) ;;
+		quad) netargs=(); local k
+			for k in 0 1 2 3; do
+				netargs+=(-netdev "hubport,id=n$k,hubid=0" -device "virtio-net-pci,netdev=n$k,mac=52:54:00:5a:00:0$((k + 1))")
+			done ;;
 		pair)
 			if [ "$link" = tap ]; then
 				netargs=(-netdev "tap,id=n0,ifname=srt${roles[$i]}$tapsfx,script=no,downscript=no")
@@ -284,12 +290,16 @@ guest_rc() { # LOG -> the script's exit status
 }
 
 if [ "$INTERACTIVE" = 1 ]; then
-	[ "$TOPO" != pair ] || { echo "vm.sh: -I needs topology one or twonic" >&2; exit 2; }
+	[ "$TOPO" != pair ] || { echo "vm.sh: -I needs topology one, twonic or quad" >&2; exit 2; }
 	write_boot "$NAME" - -
 	case $TOPO in
 	one) netargs=(-netdev hubport,id=n0,hubid=0 -device virtio-net-pci,netdev=n0) ;;
 	twonic) netargs=(-netdev hubport,id=n0,hubid=0 -device virtio-net-pci,netdev=n0
 		-netdev hubport,id=n1,hubid=0 -device virtio-net-pci,netdev=n1) ;;
+	quad) netargs=()
+		for k in 0 1 2 3; do
+			netargs+=(-netdev "hubport,id=n$k,hubid=0" -device "virtio-net-pci,netdev=n$k,mac=52:54:00:5a:00:0$((k + 1))")
+		done ;;
 	esac
 	rm -f "$CTL"/req.* "$CTL"/rsp.*
 	( while :; do relay_once 2>/dev/null; sleep 0.05; done ) &

@@ -62,6 +62,10 @@
 #define ST_ROUTES 6
 #define ST_DEFAULT_OPS 4000 /* per poster, make check */
 #define ST_NS_PER_OP 2000   /* injected clock advance per posting operation */
+#define ST_OPS_PER_MON 8    /* posting operations per monitor action */
+#define ST_OPS_PER_QUERY 4  /* posting operations per caller query */
+#define ST_LAG 64           /* posters may run this many operations ahead */
+#define ST_QP_DEPTH 32      /* outstanding WRs per poster (a static QP limit) */
 #ifndef ST_CREDIT_SLACK
 #define ST_CREDIT_SLACK 0 /* bytes a lane may cache per domain */
 #endif
@@ -87,6 +91,7 @@ struct st_item {
 	uint64_t live; /* bytes still reserved: shadow of p.bytes */
 	int route, dev;
 	int split; /* complete in two WCs */
+	int poster;
 };
 
 struct st_ctx {
@@ -107,8 +112,11 @@ struct st_ctx {
 	struct st_item *qhead, *qtail;
 	int posters_left;
 
-	_Atomic int stop;        /* poller drained: monitor and caller stop */
 	_Atomic uint64_t seq;    /* seqlock of slow-path mutations (odd: running) */
+	_Atomic uint64_t nops;   /* posting operations started (all posters) */
+	_Atomic uint64_t mon_done, query_done; /* monitor actions, caller queries */
+	uint64_t total_ops;
+	_Atomic uint32_t outstanding[ST_POSTERS]; /* pushed, not yet completed */
 
 	/* results, read by the main thread after join */
 	_Atomic uint64_t admits, defers, avoids, errors, einval;
@@ -263,7 +271,17 @@ static void *st_poster(void *argp)
 	static const uint64_t sizes[] = { 4096, 65536, 65536, 262144, 1 << 20, 4 << 20 };
 
 	for (unsigned op = 0; op < c->ops_per_poster; op++) {
-		uint64_t x = st_rand(&rng);
+		uint64_t x;
+		uint64_t n = atomic_fetch_add(&c->nops, 1);
+
+		/* Bounded work, real interleaving: never run more than ST_LAG
+		 * operations ahead of the monitor and caller, nor more than a QP
+		 * depth of WRs ahead of the poller. Yielding, never sleeping. */
+		while (n > atomic_load(&c->mon_done) * ST_OPS_PER_MON + ST_LAG ||
+		       n > atomic_load(&c->query_done) * ST_OPS_PER_QUERY + ST_LAG ||
+		       atomic_load(&c->outstanding[pa->id]) >= ST_QP_DEPTH)
+			sched_yield();
+		x = st_rand(&rng);
 		int r = (int)(x % ST_ROUTES);
 		struct st_route *rt = &c->routes[r];
 		uint64_t bytes = (x >> 8) % 997 == 0 ? ST_MAX_SLICE : sizes[(x >> 16) % 6];
@@ -363,6 +381,8 @@ static void *st_poster(void *argp)
 		default:
 			break;
 		}
+		it->poster = pa->id;
+		atomic_fetch_add(&c->outstanding[pa->id], 1);
 		st_push(c, it);
 	}
 	pthread_mutex_lock(&c->qlock);
@@ -380,8 +400,8 @@ static int32_t st_wc_status(uint64_t x)
 		IBV_WC_RESP_TIMEOUT_ERR, IBV_WC_GENERAL_ERR,     4242 /* unknown */,
 	};
 
-	if (x % 100 < 92)
-		return IBV_WC_SUCCESS;
+	if (x % 1000 < 985)
+		return IBV_WC_SUCCESS; /* 1.5% error completions */
 	return errs[(x >> 8) % (sizeof(errs) / sizeof(errs[0]))];
 }
 
@@ -434,13 +454,13 @@ static void *st_poller(void *argp)
 			if (it->p.bytes != 0 || it->live != 0)
 				st_violation(c, "permit not settled after its WCs (%" PRIu64 " left)",
 				             it->p.bytes);
+			atomic_fetch_sub(&c->outstanding[it->poster], 1);
 			free(it);
 			n++;
 		}
 		c->ops->poller_progress(c->poll_lane, c->devs[0].h, n);
 		c->ops->poller_progress(c->poll_lane, c->devs[1].h, n);
 	}
-	atomic_store(&c->stop, 1);
 	return NULL;
 }
 
@@ -509,81 +529,73 @@ static void st_other_signal(struct st_ctx *c, uint64_t x)
 	c->ops->on_signal(c->ctx, &sig);
 }
 
+/* The monitor performs exactly total_ops / ST_OPS_PER_MON actions, action i
+ * once i * ST_OPS_PER_MON posting operations have started: a bounded,
+ * seed-determined number of ticks, events, rebuilds, signals and rebinds,
+ * interleaved with the data path. */
 static void *st_monitor(void *argp)
 {
 	struct st_ctx *c = argp;
 	uint64_t rng = c->seed ^ 0xc2b2ae3d27d4eb4full;
 	const struct mcc_config *cfg = mcc_instance_config(c->inst);
 	uint64_t epoch_ns = (uint64_t)cfg->policy.epoch_us * 1000;
-	uint64_t last_tick = 0, last_clock = 0;
+	uint64_t last_tick = 0, actions = c->total_ops / ST_OPS_PER_MON;
 
-	while (!atomic_load(&c->stop)) {
-		uint64_t now = atomic_load(&st_clock);
-		uint64_t x;
+	for (uint64_t i = 0; i < actions; i++) {
+		uint64_t now, x;
 
-		if (now == last_clock) {
-			sched_yield(); /* nothing happened since the last pass */
-			continue;
-		}
-		last_clock = now;
+		while (atomic_load(&c->nops) < i * ST_OPS_PER_MON)
+			sched_yield();
+		now = atomic_load(&st_clock);
 		x = st_rand(&rng);
-		if (now - last_tick < epoch_ns && x % 64 > 7)
-			continue; /* nothing to do this pass */
 		st_mutation_begin(c);
 		if (now - last_tick >= epoch_ns) {
 			c->ops->tick(c->ctx, now);
 			last_tick = now;
 			atomic_fetch_add(&c->ticks, 1);
 		}
-		switch (x % 64) {
-		case 0:
-		case 1:
+		if (x % 48 == 0) {
 			st_async(c, x);
 			atomic_fetch_add(&c->events, 1);
-			break;
-		case 2:
-		case 3:
-		case 4:
+		} else if (x % 16 == 1 || x % 16 == 2) {
 			st_rebuild(c, x);
 			atomic_fetch_add(&c->signals, 1);
-			break;
-		case 5:
-		case 6:
+		} else if (x % 16 == 3) {
 			st_other_signal(c, x);
 			atomic_fetch_add(&c->signals, 1);
-			break;
-		case 7: {
+		} else if (x % 64 == 4) {
 			/* Local-NIC handoff: rebind the route to the other device. */
 			int r = (int)((x >> 8) % ST_ROUTES);
 			struct st_route *rt = &c->routes[r];
-			int nd;
+			int nd = 1 - atomic_load(&rt->dev);
 
-			nd = 1 - atomic_load(&rt->dev);
 			if (c->ops->route_rebind(c->ctx, rt->h, c->devs[nd].h, 1, (uint32_t)nd) == 0)
 				atomic_store(&rt->dev, nd);
 			atomic_fetch_add(&c->rebinds, 1);
-			break;
-		}
-		default:
-			break;
 		}
 		st_mutation_end(c);
+		atomic_fetch_add(&c->mon_done, 1);
 	}
+	atomic_store(&c->mon_done, UINT64_MAX / 2); /* release any waiting poster */
 	return NULL;
 }
 
+/* The caller: one query per ST_OPS_PER_QUERY posting operations. */
 static void *st_caller(void *argp)
 {
 	struct st_ctx *c = argp;
 	uint64_t rng = c->seed ^ 0x27d4eb2f165667c5ull;
+	uint64_t queries = c->total_ops / ST_OPS_PER_QUERY;
 
-	while (!atomic_load(&c->stop)) {
+	for (uint64_t i = 0; i < queries; i++) {
 		uint64_t x = st_rand(&rng);
 		struct mcc_task_ref t = { 1 + (x % ST_POSTERS) * 1000 + (x >> 8) % 32,
 			                  (x >> 16) % 64, 0, 0 };
 		struct mcc_task_detail dt;
 		int rc;
 
+		while (atomic_load(&c->nops) < i * ST_OPS_PER_QUERY)
+			sched_yield();
 		memset(&dt, 0, sizeof(dt));
 		dt.struct_size = sizeof(dt);
 		rc = c->ops->task_query(c->ctx, &t, (uint32_t)((x >> 24) & 3), &dt);
@@ -594,8 +606,9 @@ static void *st_caller(void *argp)
 			atomic_fetch_add(&c->bad_task_state, 1);
 		if ((x >> 32) % 16 == 0)
 			c->ops->batch_free(c->ctx, t.batch_id);
-		sched_yield();
+		atomic_fetch_add(&c->query_done, 1);
 	}
+	atomic_store(&c->query_done, UINT64_MAX / 2);
 	return NULL;
 }
 
@@ -666,6 +679,7 @@ static void st_run(const char *mode_name, enum mcc_mode want_mode)
 	memset(c, 0, sizeof(*c));
 	c->seed = st_seed_from_env();
 	c->ops_per_poster = st_ops_from_env();
+	c->total_ops = (uint64_t)c->ops_per_poster * ST_POSTERS;
 	pthread_mutex_init(&c->qlock, NULL);
 	pthread_cond_init(&c->qcond, NULL);
 	pthread_mutex_init(&c->vlock, NULL);
@@ -795,6 +809,12 @@ static void st_run(const char *mode_name, enum mcc_mode want_mode)
 	CU_ASSERT(c->first_violation[0] == 0);
 	CU_ASSERT(atomic_load(&c->admits) > 0);
 	CU_ASSERT(atomic_load(&c->injected_double) > 0);
+	/* The faults really happened, concurrently with the data path. */
+	CU_ASSERT(atomic_load(&c->ticks) > 0);
+	CU_ASSERT(atomic_load(&c->events) > 0);
+	CU_ASSERT(atomic_load(&c->signals) > 0);
+	CU_ASSERT(atomic_load(&c->rebinds) > 0);
+	CU_ASSERT(atomic_load(&c->queries) == c->total_ops / ST_OPS_PER_QUERY);
 	if (want_mode == MCC_MODE_ENFORCE)
 		CU_ASSERT(atomic_load(&c->bound_checks) > 0);
 

@@ -58,6 +58,9 @@ sr_wait_port() {
 #         with the policy routing that makes traffic between the two local
 #         addresses leave through the NICs instead of lo (rxe drops frames
 #         that arrive on lo)
+# quad:   rxe0..rxe3 on eth0..eth3 (10.0.0.1..4, QEMU n0..n3) on one hub, with
+#         policy routing by source address; also exports SR_NODES
+#         ("rxe0,rxe1;rxe2,rxe3": node 0 and node 1 of mcc_verbs_run)
 # pair:   rxe0 on eth0, 10.0.0.1 in VM "a" and 10.0.0.2 in VM "b"
 sr_net_setup() {
 	modprobe virtio_net 2>/dev/null
@@ -85,6 +88,38 @@ sr_net_setup() {
 		SR_DEV=rxe0 SR_NETDEV=eth0 SR_IP=10.0.0.1 SR_NIC=n0
 		SR_PEER_DEV=rxe1 SR_PEER_NETDEV=eth1 SR_PEER_IP=10.0.0.2 SR_PEER_NIC=n1 SR_PEER_VM=$SR_VM
 		;;
+	quad)
+		# four rxe devices on one L2 hub: node 0 = rxe0 (eth0) + rxe1 (eth1),
+		# node 1 = rxe2 (eth2) + rxe3 (eth3); any device reaches any other
+		# (rails and cross-rail paths), as on a single RoCE fabric
+		local k
+		for k in all default eth0 eth1 eth2 eth3; do
+			# answer ARP only on the NIC that owns the address (no ARP flux
+			# between NICs of one subnet), accept frames from local sources
+			sysctl -qw "net.ipv4.conf.$k.accept_local=1" "net.ipv4.conf.$k.rp_filter=0" \
+				"net.ipv4.conf.$k.arp_ignore=1" "net.ipv4.conf.$k.arp_announce=2" 2>/dev/null
+		done
+		for k in 0 1 2 3; do
+			sr_rxe_add "eth$k" "10.0.0.$((k + 1))/24" "rxe$k" || sr_fail "rxe$k setup failed"
+		done
+		# locally generated traffic from 10.0.0.<k+1> to another of the four
+		# addresses leaves through eth<k>; traffic from an address to itself
+		# (and without a source) stays on lo (look up "local" after these rules)
+		ip rule add pref 1000 lookup local && ip rule del pref 0 || sr_fail "policy routing failed"
+		local j
+		for k in 0 1 2 3; do
+			for j in 0 1 2 3; do
+				[ $j = $k ] && continue
+				ip rule add pref $((10 + k)) iif lo from "10.0.0.$((k + 1))" to "10.0.0.$((j + 1))" \
+					lookup $((100 + k)) || sr_fail "policy routing failed"
+			done
+			sr_quad_route "$k" || sr_fail "policy routing failed"
+		done
+		SR_DEV=rxe0 SR_NETDEV=eth0 SR_IP=10.0.0.1 SR_NIC=n0
+		SR_PEER_DEV=rxe2 SR_PEER_NETDEV=eth2 SR_PEER_IP=10.0.0.3 SR_PEER_NIC=n2 SR_PEER_VM=$SR_VM
+		SR_NODES="rxe0,rxe1;rxe2,rxe3"
+		export SR_NODES
+		;;
 	pair)
 		if [ "$SR_ROLE" = a ]; then SR_IP=10.0.0.1 SR_PEER_IP=10.0.0.2; else SR_IP=10.0.0.2 SR_PEER_IP=10.0.0.1; fi
 		sr_rxe_add eth0 "$SR_IP/24" rxe0 || sr_fail "rxe setup failed"
@@ -96,7 +131,16 @@ sr_net_setup() {
 	export SR_DEV SR_NETDEV SR_IP SR_NIC SR_PEER_DEV SR_PEER_NETDEV SR_PEER_IP SR_PEER_NIC SR_PEER_VM
 	sr_wait_port "$SR_DEV" 10 || sr_fail "$SR_DEV port not ACTIVE"
 	[ -z "$SR_PEER_DEV" ] || sr_wait_port "$SR_PEER_DEV" 10 || sr_fail "$SR_PEER_DEV port not ACTIVE"
+	if [ "$SR_TOPO" = quad ]; then
+		sr_wait_port rxe1 10 && sr_wait_port rxe3 10 || sr_fail "rxe1/rxe3 port not ACTIVE"
+	fi
 	sr_log "net: topo=$SR_TOPO dev=$SR_DEV ip=$SR_IP peer_dev=${SR_PEER_DEV:--} peer_ip=$SR_PEER_IP"
+}
+
+# sr_quad_route K: (re)install the policy route of eth<K> in topology quad;
+# "ip link set eth<K> down" deletes it, so run this after bringing it up
+sr_quad_route() {
+	ip route replace 10.0.0.0/24 dev "eth$1" src "10.0.0.$(($1 + 1))" table $((100 + $1))
 }
 
 # sr_rxe_stats RXE: the rdma statistic counters that are not zero, one line
