@@ -11,7 +11,9 @@
  * remote device's GID from a registry and creates the passive (responder) QP
  * on that device, as RdmaEndPoint::setupConnectionsByPassive would on the
  * peer, with fresh PSNs on both sides. Reconnecting a QP (connect_qp again)
- * takes both QPs RESET -> INIT -> RTR -> RTS with fresh PSNs.
+ * takes both QPs RESET -> INIT -> RTR -> RTS with fresh PSNs. A QP can also
+ * be connected to another host's active QP (remote qp_num != 0, looked up in
+ * the registry); both sides then connect, and both reconnect together.
  *
  * Threads: no thread of its own and no second event loop. Completions are
  * reaped by ibv_poll_cq on the host's poller thread; async events by
@@ -68,9 +70,12 @@ struct mcc_fab_verbs_cfg {
 };
 
 /* Observer of everything the backend reaps (the run program prints it):
- * called on the thread that polled / read the event, after translation. */
+ * called on the thread that polled / read the event, after translation.
+ * lat_ns: post-to-poll time of the WC (0 when unknown). Setting a wc
+ * observer also makes post_send sample the clock once per post call. */
 struct mcc_fab_verbs_trace {
-	void (*wc)(void *arg, uint32_t node, uint32_t dev, const struct mcc_fab_wc *wc);
+	void (*wc)(void *arg, uint32_t node, uint32_t dev, const struct mcc_fab_wc *wc,
+	           uint64_t lat_ns);
 	void (*async)(void *arg, uint32_t node, uint32_t dev, const struct mcc_fab_async_event *ev);
 	void *arg;
 };

@@ -24,9 +24,12 @@
  *   - single policy authority: [engine] tent_cc_plugin (the PR #2489 TENT
  *     controller) enabled while mode != off is rejected; qos = on is allowed;
  *   - inih's own errors are reported with file:line too: a line longer than
- *     197 characters, a section header without ']', a line that is neither
- *     a comment, a section header nor `key = value`, and indented
- *     continuation lines (inih's multi-line values, which we do not accept).
+ *     197 characters (inih would split it), a NUL byte (inih would cut the
+ *     line there), a section header without ']', a line that is neither a
+ *     comment, a section header nor `key = value`, and indented continuation
+ *     lines (inih's multi-line values, which we do not accept);
+ *   - the file itself: a regular file (a FIFO or device is refused without
+ *     blocking), not writable by others.
  *
  * Error messages: "<file>:<line>: <key>: <reason>" for the ini file,
  * "<file>: <reason>" for the file as a whole, and
@@ -155,7 +158,8 @@ struct key_spec {
 #define NUM(id_, name_, NAME_, type_, def_, min_, max_, flags_)                                  \
 	[id_] = { #name_, ENV_PREFIX #NAME_, SEC_CONTROLLER, type_, flags_,                       \
 		  offsetof(struct mcc_config_v1, name_), def_, min_, max_ }
-#define STR(id_, name_, NAME_, sec_, type_) [id_] = { #name_, ENV_PREFIX #NAME_, sec_, type_, 0, 0, 0, 0, 0 }
+#define STR(id_, name_, NAME_, sec_, type_)                                                     \
+	[id_] = { #name_, ENV_PREFIX #NAME_, sec_, type_, 0, 0, 0, 0, 0 }
 
 static const struct key_spec keys[K_COUNT_] = {
 	STR(K_MODE, mode, MODE, SEC_POLICY, KT_MODE),

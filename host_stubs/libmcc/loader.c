@@ -5,9 +5,9 @@
  *
  * State machine (all under `lock`):
  *
- *     empty --acquire ok--> loaded(refs = 1) --acquire, same module--> refs + 1
- *       ^                      |     \--acquire, other module--> -EBUSY, caller gets the fallback
- *       +--release, refs = 0---+         (fini() then dlclose())
+ *   empty --acquire ok--> loaded(refs = 1) --acquire, same module--> refs + 1
+ *     ^                        |  \--acquire, other module--> -EBUSY + fallback
+ *     +--release, refs == 0----+      (fini() then dlclose() at refs == 0)
  *
  * Every failure (configuration, resolution, permissions, dlopen, dlsym,
  * version, size, name, capabilities, mode, init) leaves the instance state
@@ -27,13 +27,14 @@
  *
  * Safe loading (STYLE 23): the real path of the file (symlinks resolved) and
  * its directory must not be writable by others, both must be owned by root
- * or the effective user, the file must be a regular file; it is checked
- * through descriptors opened on that directory, loaded by its real path with
- * dlopen(RTLD_NOW | RTLD_LOCAL), and refused if it was replaced between the
- * check and the load. A module's ELF constructors would still run inside
- * dlopen() before any check of the descriptor: the ABI forbids them (the
- * shipped modules have none, tests/loader/exports.sh checks it), and only
- * files that passed the permission checks are ever opened.
+ * or the effective user, the file must be a regular file whose ELF program
+ * headers fit in it (dlopen of a truncated file dies of SIGBUS); it is
+ * checked through descriptors opened on that directory, loaded by its real
+ * path with dlopen(RTLD_NOW | RTLD_LOCAL), and refused if it was replaced
+ * between the check and the load. A module's ELF constructors would still
+ * run inside dlopen(), before any check of the descriptor: the ABI forbids
+ * them (the shipped modules have none; tests/loader/exports.sh checks it),
+ * and only files that passed the permission checks are ever opened.
  *
  * Locking: acquire/release take a process-wide mutex; a module's init() and
  * fini() run under it, so they must not call back into mcc_instance_acquire

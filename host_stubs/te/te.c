@@ -781,6 +781,10 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 		atomic_store(&q->tail, tail + 1);
 		atomic_fetch_add(&q->depth, 1);
 		atomic_fetch_add(&ctx->cq_outstanding, 1);
+		/* unlink before posting: on a real device the WC can be polled (the
+		 * slice re-queued, or its task finished and freed) before
+		 * ibv_post_send returns, so the slice is not touched after it */
+		pq_pop(rt);
 		int rc = e->fo->post_send(q->qp, &wr, &bad);
 		if (rc) { /* bad_wr: roll back counters, back to the failed list */
 			atomic_store(&q->tail, tail);
@@ -788,7 +792,6 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 			atomic_fetch_sub(&ctx->cq_outstanding, 1);
 			s->status = SL_PENDING;
 			s->ep = NULL;
-			pq_pop(rt);
 			CNT_ADD(e, post_rejects, 1);
 			MCC_HOOK(cc_release(e, w->lane, s, rc == ENOMEM ? MCC_REL_NOT_POSTED : MCC_REL_POST_REJECTED);
 			         cc_signal(e, MCC_SIG_POST_REJECTED, ctx, rt, s, ep->gen, rc, 0);)
@@ -798,7 +801,6 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 			continue;
 		}
 		ep->next_qp = (uint32_t)(qp + 1) % ep->nqp;
-		pq_pop(rt);
 		posted++;
 	}
 	int dead = atomic_load(&ep->state) != EP_CONNECTED;

@@ -349,7 +349,7 @@ static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now, u
 		break;
 	}
 	cs->hard_epoch = 0;
-	bool busy = in.dadmits >= MCC_CREDIT_MIN_ADMITS;
+	bool busy = in.dadmits >= p->credit_min_admits;
 	if (busy != cs->busy) { /* enter or leave credit mode */
 		cs->busy = busy;
 		mcc_ctl_publish(core, d, mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX)), false);
@@ -590,18 +590,14 @@ void mcc_core_on_signal(void *ctx, const struct mcc_signal *sig)
 		}
 		break;
 	case MCC_SIG_ENDPOINT_REBUILT:
-		if (r) {
-			uint32_t g = atomic_load_explicit(&r->d.generation, RLX);
-			if (sig->generation > g)
-				atomic_store_explicit(&r->d.generation, sig->generation, RLX);
-		}
+		if (r)
+			mcc_raise_u32(&r->d.generation, sig->generation);
 		break;
 	case MCC_SIG_METADATA_STALE:
 		if (r && !stale) {
-			uint32_t g = sig->generation ? sig->generation
-			                             : atomic_load_explicit(&r->d.generation, RLX);
-			if (g > atomic_load_explicit(&r->d.meta_stale_gen, RLX))
-				atomic_store_explicit(&r->d.meta_stale_gen, g, RLX);
+			mcc_raise_u32(&r->d.meta_stale_gen,
+			              sig->generation ? sig->generation
+			                              : atomic_load_explicit(&r->d.generation, RLX));
 		}
 		break;
 	case MCC_SIG_BACKLOG:

@@ -72,6 +72,22 @@ static inline uint32_t mcc_ctl_epoch(uint64_t ctl)
 	return (uint32_t)(ctl >> 32);
 }
 
+/* Monotonic raise (CAS max): generations only ever move forward, whoever
+ * raises them (hot path or slow path). */
+static inline void mcc_raise_u32(_Atomic uint32_t *p, uint32_t v)
+{
+	uint32_t cur = atomic_load_explicit(p, RLX);
+	while (cur < v && !atomic_compare_exchange_weak_explicit(p, &cur, v, RLX, RLX))
+		;
+}
+
+static inline void mcc_raise_u64(_Atomic uint64_t *p, uint64_t v)
+{
+	uint64_t cur = atomic_load_explicit(p, RLX);
+	while (cur < v && !atomic_compare_exchange_weak_explicit(p, &cur, v, RLX, RLX))
+		;
+}
+
 /* Single-writer counter increment (no locked instruction). */
 static inline void mcc_ctr_add(_Atomic uint64_t *c, uint64_t v)
 {
@@ -98,7 +114,7 @@ struct mcc_params {
 	uint32_t probe_successes;
 	uint32_t evidence_tasks;
 	uint32_t recorder_entries;
-	uint32_t reserved0;
+	uint32_t credit_min_admits; /* [module.<name>] credit_min_admits */
 };
 
 /* ------------------------------------------------------------------ domains */

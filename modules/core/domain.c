@@ -283,20 +283,6 @@ static inline uint64_t dom_give(struct mcc_lane *lane, struct mcc_dom *d, uint64
 	return ctl;
 }
 
-static inline void raise_u32(_Atomic uint32_t *p, uint32_t v)
-{
-	uint32_t cur = atomic_load_explicit(p, RLX);
-	while (cur < v && !atomic_compare_exchange_weak_explicit(p, &cur, v, RLX, RLX))
-		;
-}
-
-static inline void raise_u64(_Atomic uint64_t *p, uint64_t v)
-{
-	uint64_t cur = atomic_load_explicit(p, RLX);
-	while (cur < v && !atomic_compare_exchange_weak_explicit(p, &cur, v, RLX, RLX))
-		;
-}
-
 /* ---------------------------------------------------------------- evidence */
 
 static uint64_t cooldown_left_hot(const struct mcc_core *core, const struct mcc_dom *d)
@@ -463,10 +449,10 @@ static NOINLINE int acquire_general(struct mcc_lane *lane, struct mcc_route *r, 
 	uint32_t flags = MCC_PERMIT_F_LIVE;
 
 	if (UNLIKELY(generation > atomic_load_explicit(&rd->generation, RLX)))
-		raise_u32(&rd->generation, generation);
+		mcc_raise_u32(&rd->generation, generation);
 	if (UNLIKELY(bytes > atomic_load_explicit(&rd->max_slice, RLX))) {
-		raise_u64(&rd->max_slice, bytes);
-		raise_u64(&dd->max_slice, bytes);
+		mcc_raise_u64(&rd->max_slice, bytes);
+		mcc_raise_u64(&dd->max_slice, bytes);
 	}
 
 	if (UNLIKELY(rs >= MCC_PATH_QUARANTINED || ds >= MCC_PATH_QUARANTINED)) {
@@ -494,7 +480,10 @@ static NOINLINE int acquire_general(struct mcc_lane *lane, struct mcc_route *r, 
 	bool rok = dok && dom_take(lane, rd, rctl, bytes);
 	if (UNLIKELY(!rok)) {
 		struct mcc_dom *by = dok ? rd : dd;
-		/* a full probe budget is still "path not recovered": avoid */
+		/* over a PROBING domain's probe budget: the path is still
+		 * unproven (recovery evidence, RFC: LONG_UNAVAILABLE), so use the
+		 * alternate rail rather than wait out a probe that may take a
+		 * full QP timeout; over a window: defer */
 		int dec = mcc_ctl_state(dok ? rctl : dctl) == MCC_PATH_PROBING ? MCC_AVOID
 		                                                               : MCC_DEFER;
 		if (lane->core->mode != MCC_MODE_OBSERVE) {
@@ -506,6 +495,9 @@ static NOINLINE int acquire_general(struct mcc_lane *lane, struct mcc_route *r, 
 		if (!dok)
 			atomic_fetch_add_explicit(&dd->inflight, (int64_t)bytes, RLX);
 		atomic_fetch_add_explicit(&rd->inflight, (int64_t)bytes, RLX);
+		/* observe keeps PROBE on new-generation slices beyond the probe
+		 * budget: its in-flight includes traffic enforce would have avoided,
+		 * so the budget alone would never let a probe through */
 		flags |= MCC_PERMIT_F_OBSERVED;
 	}
 
@@ -638,7 +630,7 @@ static COLD void error_feedback(struct mcc_lane *lane, struct mcc_permit *p,
 	if (c.flags & MCC_CLS_F_PRESSURE)
 		atomic_fetch_add_explicit(&r->d.rnr_pending, 1, RLX);
 	if (c.cls == MCC_CLASS_REMOTE_METADATA)
-		raise_u32(&r->d.meta_stale_gen, gen);
+		mcc_raise_u32(&r->d.meta_stale_gen, gen);
 
 	if (core->rec) {
 		bool burst = c.cls == MCC_CLASS_DERIVED_FLUSH && lane->fl_route == r->route_id &&

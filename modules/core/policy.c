@@ -33,6 +33,7 @@ static void params_from(struct mcc_params *p, const struct mcc_config_v1 *cfg)
 		.probe_successes = 3,
 		.evidence_tasks = 65536,
 		.recorder_entries = 4096,
+		.credit_min_admits = MCC_CREDIT_MIN_ADMITS,
 	};
 	if (!cfg)
 		return;
@@ -60,6 +61,15 @@ static void params_from(struct mcc_params *p, const struct mcc_config_v1 *cfg)
 	TAKE(evidence_tasks, evidence_tasks);
 	TAKE(recorder_entries, recorder_entries);
 #undef TAKE
+	/* module-private keys ([module.<name>] in the ini) */
+	if (MCC_HAS_MEMBER(struct mcc_config_v1, sz, module_get) && cfg->module_get) {
+		const char *v = cfg->module_get(cfg, "credit_min_admits");
+		char *end = NULL;
+		errno = 0;
+		unsigned long n = v ? strtoul(v, &end, 10) : 0;
+		if (v && *v >= '0' && *v <= '9' && !errno && end && *end == '\0' && n <= 1000000000ul)
+			p->credit_min_admits = (uint32_t)n;
+	}
 	/* defensive clamps (never widen what the host validated) */
 	if (p->max_window < p->min_window)
 		p->max_window = p->min_window;

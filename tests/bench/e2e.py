@@ -410,12 +410,13 @@ with open(dat, "w") as f:
                 continue
             s = stat([d["cpu_per_gib_ms"] for d in v])
             t = stat([d["goodput_gbps" if ex == "sim" else "real_gbps"] for d in v])
-            f.write(f"\"{wname.replace(' ', '_')}/{arm}\" {s[0]:.3f} {s[1]:.3f} {s[2]:.3f} "
+            short = ("small" if msg < (1 << 20) else "large") + "-" + ex
+            f.write(f"\"{short}/{arm}\" {s[0]:.3f} {s[1]:.3f} {s[2]:.3f} "
                     f"{t[0]:.4f} {t[1]:.4f} {t[2]:.4f}\n")
 if results:
     png = os.path.join(OUT, "e2e-cpu.png")
     plots.append({"png": "e2e-cpu.png", "script": (
-        f"set terminal pngcairo size 1100,550\nset output '{png}'\n"
+        f"set terminal pngcairo size 1100,550 noenhanced\nset output '{png}'\n"
         "set title 'end to end: CPU ms per GiB verified (median, min..max)'\n"
         "set style data histogram\nset style histogram errorbars gap 1 lw 1\n"
         "set style fill solid 0.6\nset xtics rotate by -35 font ',8'\nset grid ytics\n"
@@ -423,7 +424,7 @@ if results:
         f"plot '{dat}' using 2:3:4:xtic(1)\n")})
     png2 = os.path.join(OUT, "e2e-throughput.png")
     plots.append({"png": "e2e-throughput.png", "script": (
-        f"set terminal pngcairo size 1100,550\nset output '{png2}'\n"
+        f"set terminal pngcairo size 1100,550 noenhanced\nset output '{png2}'\n"
         "set title 'end to end: throughput, Gb/s (sim: model time; threaded: real time)'\n"
         "set style data histogram\nset style histogram errorbars gap 1 lw 1\n"
         "set style fill solid 0.6\nset xtics rotate by -35 font ',8'\nset grid ytics\n"

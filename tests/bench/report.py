@@ -13,7 +13,6 @@ gated: this is a benchmark, not a test.
 Usage: report.py OUTDIR [GNUPLOT]"""
 import json
 import os
-import statistics
 import subprocess
 import sys
 
@@ -282,7 +281,7 @@ if GNUPLOT and mb_raw:
         cols = ", ".join(
             f"'{dat}' using {2 + 3 * i}:{3 + 3 * i}:{4 + 3 * i}:xtic(1) title '{c}'"
             for i, c in enumerate(cfgs))
-        script = (f"set terminal pngcairo size 1100,500\nset output '{path(png)}'\n"
+        script = (f"set terminal pngcairo size 1100,500 noenhanced\nset output '{path(png)}'\n"
                   f"set title 'controller pair cost, {ctx} (median, min..max)'\n"
                   "set ylabel 'ns per pair'\nset style data histogram\n"
                   "set style histogram errorbars gap 1 lw 1\nset style fill solid 0.6\n"

@@ -26,7 +26,13 @@
  *   - task_query returns a legal enum mcc_task_state and a consistent
  *     detail; path/state/reason/scope fields are in range;
  *   - the hot-path callbacks read no clock and log nothing (the host table's
- *     now_ns and log abort when called from inside one).
+ *     now_ns and log abort when called from inside one);
+ *   - vendor_err is diagnostic only: every input runs twice, the second time
+ *     with each completion's vendor_err XOR-ed, and both runs must make the
+ *     same decisions, answer the same task states and end with the same
+ *     domain state (a digest of both).
+ * Each run starts from the same injected clock, so an artifact replays alone.
+ * MCC_FUZZ_TRACE=1 prints every step.
  * Module directory: $MCC_FUZZ_MODULE_DIR, else $MCC_TEST_MODULE_DIR.
  */
 #define _GNU_SOURCE
@@ -102,6 +108,18 @@ static struct fz_state S;
 static uint64_t fz_now = 1000000000ull;
 static int fz_in_hot_path;
 static int fz_tracing; /* MCC_FUZZ_TRACE: print every step */
+/* Differential pass: every completion's vendor_err is XOR-ed with this; the
+ * run must end in the same observable state (vendor_err is diagnostic). */
+static uint32_t fz_vendor_xor;
+static uint64_t fz_digest; /* FNV-1a over decisions and the final state */
+
+static void fz_mix(uint64_t v)
+{
+	for (int i = 0; i < 8; i++) {
+		fz_digest ^= (v >> (8 * i)) & 0xff;
+		fz_digest *= 0x100000001b3ull;
+	}
+}
 static int fz_dump_fd = -1;
 static const char *fz_hot_name;
 
@@ -114,6 +132,9 @@ static uint64_t fz_now_ns(void *arg)
 	return fz_now;
 }
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
 static void fz_log(void *arg, int level, const char *fmt, ...)
 {
 	char buf[512];
@@ -504,6 +525,8 @@ static void fz_try_acquire(struct mcc_fuzz_in *in)
 	                      &fp->p);
 	HOT_END();
 	fp->used = 1;
+	fz_mix((uint64_t)(int64_t)rc);
+	fz_mix(fp->p.reason);
 	fz_trace("try_acquire(lane %p, route %d, dev %d, %llu bytes, gen %u) -> %d [permit %d; "
 	         "shadow r %llu d %llu, window r %llu d %llu]",
 	         (void *)lane, r, d, (unsigned long long)bytes, gen, rc, slot,
@@ -623,7 +646,7 @@ static void fz_completion(struct mcc_fuzz_in *in)
 	memset(&wc, 0, sizeof(wc));
 	wc.struct_size = sizeof(wc);
 	wc.wc_status = fz_wc_status(in);
-	wc.vendor_err = (mcc_fuzz_u8(in) & 1) ? mcc_fuzz_u32(in) : 0;
+	wc.vendor_err = ((mcc_fuzz_u8(in) & 1) ? mcc_fuzz_u32(in) : 0) ^ fz_vendor_xor;
 	wc.generation = fz_generation(in, fp->p.generation);
 	wc.bytes = fz_part(in, fp->live);
 	if (mcc_fuzz_u8(in) & 1) {
@@ -773,6 +796,15 @@ static void fz_task_query(struct mcc_fuzz_in *in)
 		return;
 	}
 	fz_check_detail(rc, &dt);
+	fz_mix((uint64_t)(int64_t)rc);
+	if (rc >= 0) {
+		fz_mix(dt.reason);
+		fz_mix(dt.scope);
+		fz_mix(dt.resolved);
+		fz_mix(dt.observed);
+		fz_mix(dt.route_id);
+		fz_mix(dt.path_state);
+	}
 	if (flags & MCC_TASKQ_UNSUPPORTED)
 		MCC_FUZZ_CHECK(rc < 0 || rc == MCC_TASK_UNKNOWN,
 		               "unsupported transport must be UNKNOWN, got %d", rc);
@@ -965,13 +997,43 @@ static void fz_teardown(int do_dump)
 		S.P->fini(S.ctx);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* Digest of every open domain's observable state (vendor_err excluded:
+ * domain stats do not carry it). */
+static void fz_digest_state(void)
+{
+	for (int k = 0; k < FZ_DEVS + FZ_ROUTES; k++) {
+		struct mcc_domain_stats st;
+		int dev = k < FZ_DEVS;
+		const void *h = dev ? (const void *)S.devs[k].h : (const void *)S.routes[k - FZ_DEVS].h;
+
+		if (!h || fz_stats(dev ? MCC_DOMAIN_DEVICE : MCC_DOMAIN_ROUTE, h, &st) != 0)
+			continue;
+		fz_mix(st.state);
+		fz_mix(st.window_bytes);
+		fz_mix(st.inflight_bytes);
+		fz_mix(st.generation);
+		fz_mix(st.hard_errors);
+		fz_mix(st.cooldown_ms);
+		fz_mix(st.admits);
+		fz_mix(st.defers);
+		fz_mix(st.avoids);
+		fz_mix(st.errors);
+		fz_mix(st.quarantines);
+		fz_mix(st.probes);
+		fz_mix(st.window_cuts);
+	}
+}
+
+static uint64_t fz_run(const uint8_t *data, size_t size, uint32_t vendor_xor)
 {
 	struct mcc_fuzz_in in = { data, size };
 	uint8_t sel = mcc_fuzz_u8(&in);
 	int rc;
 
 	memset(&S, 0, sizeof(S));
+	fz_now = 1000000000ull; /* the same clock for every run of an input */
+	fz_vendor_xor = vendor_xor;
+	fz_digest = 0xcbf29ce484222325ull;
 	S.P = fz_mods[sel % FZ_MOD_COUNT];
 	if (!S.P)
 		S.P = fz_mods[FZ_MOD_AIMD];
@@ -1054,6 +1116,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		fz_check_all();
 	}
-	fz_teardown(sel & 2);
+	fz_digest_state();
+	fz_teardown((sel & 2) && !vendor_xor);
+	return fz_digest;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint64_t a = fz_run(data, size, 0);
+	uint64_t b = fz_run(data, size, 0xa5a5a5a5u);
+
+	MCC_FUZZ_CHECK(a == b, "vendor_err changed decisions, task state or domain state "
+	                       "(digest %016llx vs %016llx)",
+	               (unsigned long long)a, (unsigned long long)b);
 	return 0;
 }

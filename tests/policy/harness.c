@@ -13,6 +13,9 @@ static uint64_t th_clock(void *arg)
 }
 
 static void th_log(void *arg, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void th_log(void *arg, int level, const char *fmt, ...)
 {
 	struct th *h = arg;
 	va_list ap;

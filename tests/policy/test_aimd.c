@@ -283,6 +283,29 @@ static void test_edge_healthy_to_quarantined_on_fatal_event(void)
 	th_free(f.h);
 }
 
+static void test_edge_congested_to_quarantined_on_cq_fatal_event(void)
+{
+	struct fix f = fx(NULL);
+	th_press(f.h, f.r, 2);
+	th_drain(f.h);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_CONGESTED);
+	th_async(f.h, IBV_EVENT_CQ_ERR, f.d, NULL, 0, 0, 0); /* the route uses cq 0 */
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_QUARANTINED);
+	th_free(f.h);
+}
+
+static void test_edge_suspect_to_quarantined_on_device_fatal_event(void)
+{
+	struct fix f = fx(NULL);
+	timeout_wc(f.h, f.r, 1);
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_SUSPECT);
+	th_async(f.h, IBV_EVENT_DEVICE_FATAL, f.d, NULL, 0, 0, 0);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_QUARANTINED);
+	CU_ASSERT_EQUAL(th_dstate(f.h, f.d), MCC_PATH_QUARANTINED);
+	th_free(f.h);
+}
+
 static void test_edge_quarantined_to_probing_after_cooldown(void)
 {
 	struct fix f = fx(NULL);
@@ -329,7 +352,8 @@ static void test_probing_admits_only_a_bounded_probe(void)
 	struct mcc_permit a = MCC_PERMIT_INIT, b = MCC_PERMIT_INIT, x = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 32 * KiB, 2, 0, 0, 0, &a), MCC_ADMIT);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 32 * KiB, 2, 0, 0, 0, &b), MCC_ADMIT);
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 2, 0, 0, 0, &x), MCC_AVOID);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 2, 0, 0, 0, &x), MCC_AVOID); /* unproven */
+	CU_ASSERT_EQUAL(x.reason, MCC_REASON_PATH_QUARANTINED);
 	th_wc(f.h, &a, IBV_WC_SUCCESS, 0);
 	th_wc(f.h, &b, IBV_WC_SUCCESS, 0);
 	th_free(f.h);
@@ -495,6 +519,8 @@ static CU_pSuite t_init_aimd_tests(void)
 	MCC_CU_ADD(s, test_suspect_stops_window_growth);
 	MCC_CU_ADD(s, test_edge_suspect_to_quarantined_at_threshold);
 	MCC_CU_ADD(s, test_edge_healthy_to_quarantined_on_fatal_event);
+	MCC_CU_ADD(s, test_edge_congested_to_quarantined_on_cq_fatal_event);
+	MCC_CU_ADD(s, test_edge_suspect_to_quarantined_on_device_fatal_event);
 	MCC_CU_ADD(s, test_edge_quarantined_to_probing_after_cooldown);
 	MCC_CU_ADD(s, test_probing_admits_only_new_generation);
 	MCC_CU_ADD(s, test_probing_admits_only_a_bounded_probe);

@@ -261,6 +261,7 @@ static void test_bound_oversized_slice_admitted_while_probing(void)
 	CU_ASSERT(p.flags & MCC_PERMIT_F_PROBE);
 	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 1 * MiB);
 	CU_ASSERT_EQUAL(th_acq(h, r, 4096, 2, 0, 0, 0, &q), MCC_AVOID); /* budget used */
+	CU_ASSERT_EQUAL(th_acq(h, r, 4096, 1, 0, 0, 0, &q), MCC_AVOID); /* old generation */
 	th_wc(h, &p, IBV_WC_SUCCESS, 0);
 	th_free(h);
 }

@@ -37,6 +37,9 @@ static char bi_tmp[64]; /* this program's private 0700 scratch directory */
 static char bi_lastlog[1024];
 static unsigned bi_nlogs;
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
 static void bi_log(void *arg, int level, const char *fmt, ...)
 {
 	va_list ap;

@@ -115,6 +115,7 @@ struct st_ctx {
 	_Atomic uint64_t seq;    /* seqlock of slow-path mutations (odd: running) */
 	_Atomic uint64_t nops;   /* posting operations started (all posters) */
 	_Atomic uint64_t mon_done, query_done; /* monitor actions, caller queries */
+	_Atomic int mon_finished, caller_finished;
 	uint64_t total_ops;
 	_Atomic uint32_t outstanding[ST_POSTERS]; /* pushed, not yet completed */
 
@@ -137,6 +138,9 @@ static uint64_t st_now(void *arg)
 	return atomic_load(&st_clock);
 }
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
 static void st_log(void *arg, int level, const char *fmt, ...)
 {
 	(void)arg;
@@ -160,6 +164,9 @@ static uint64_t st_rand(uint64_t *s)
 	return x * 0x2545F4914F6CDD1Dull;
 }
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
 static void st_violation(struct st_ctx *c, const char *fmt, ...)
 {
 	va_list ap;
@@ -277,8 +284,10 @@ static void *st_poster(void *argp)
 		/* Bounded work, real interleaving: never run more than ST_LAG
 		 * operations ahead of the monitor and caller, nor more than a QP
 		 * depth of WRs ahead of the poller. Yielding, never sleeping. */
-		while (n > atomic_load(&c->mon_done) * ST_OPS_PER_MON + ST_LAG ||
-		       n > atomic_load(&c->query_done) * ST_OPS_PER_QUERY + ST_LAG ||
+		while ((!atomic_load(&c->mon_finished) &&
+		        n > atomic_load(&c->mon_done) * ST_OPS_PER_MON + ST_LAG) ||
+		       (!atomic_load(&c->caller_finished) &&
+		        n > atomic_load(&c->query_done) * ST_OPS_PER_QUERY + ST_LAG) ||
 		       atomic_load(&c->outstanding[pa->id]) >= ST_QP_DEPTH)
 			sched_yield();
 		x = st_rand(&rng);
@@ -576,7 +585,7 @@ static void *st_monitor(void *argp)
 		st_mutation_end(c);
 		atomic_fetch_add(&c->mon_done, 1);
 	}
-	atomic_store(&c->mon_done, UINT64_MAX / 2); /* release any waiting poster */
+	atomic_store(&c->mon_finished, 1); /* release any waiting poster */
 	return NULL;
 }
 
@@ -608,7 +617,7 @@ static void *st_caller(void *argp)
 			c->ops->batch_free(c->ctx, t.batch_id);
 		atomic_fetch_add(&c->query_done, 1);
 	}
-	atomic_store(&c->query_done, UINT64_MAX / 2);
+	atomic_store(&c->caller_finished, 1);
 	return NULL;
 }
 
@@ -763,9 +772,12 @@ static void st_run(const char *mode_name, enum mcc_mode want_mode)
 		c->ops->lane_close(c->ctx, c->post_lanes[l]);
 	c->ops->lane_close(c->ctx, c->poll_lane);
 	c->ops->lane_close(c->ctx, c->mon_lane);
+	printf("\n  %s: final route states:", mode_name);
 	for (int r = 0; r < ST_ROUTES; r++) {
 		struct mcc_domain_stats st = { .struct_size = sizeof(st) };
 		CU_ASSERT_EQUAL(c->ops->domain_stats(c->ctx, MCC_DOMAIN_ROUTE, c->routes[r].h, &st), 0);
+		printf(" %s(q%" PRIu64 ",p%" PRIu64 ")", mcc_path_state_name((int)st.state),
+		       st.quarantines, st.probes);
 		if (st.inflight_bytes)
 			fprintf(stderr, "route %d: %" PRIu64 " bytes in flight at the end\n", r,
 			        st.inflight_bytes);

@@ -1,0 +1,1508 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mcc_verbs_run - a TE or TENT host stub on the real-verbs fabric backend
+ * (host_stubs/fabric/verbs.h), under the threaded executor, moving real
+ * payloads between real RDMA devices (Soft-RoCE in the test guests).
+ *
+ * Both machines live in this process: node 0 runs the host engine (its
+ * rails are the first group of --devices), node 1 is the passive target
+ * (second group): its buffer is registered on each of its devices and
+ * published as segment 1. The application keeps --concurrency tasks of
+ * --task-bytes in flight, verifies every completed task byte for byte,
+ * queries the caller-visible congestion state of every task (in flight and
+ * before freeing it), samples the policy's device and route domains
+ * (domain_stats), runs fault commands at given times (the Soft-RoCE
+ * harness's "sr-mon set_link nX off" cable pull, "ip link set ethX down",
+ * "tc qdisc add ... tbf ..."), and checks a test's assertions at the end.
+ *
+ * Output (grep-friendly, see tests/softroce/README.md):
+ *   WC status=IBV_WC_<NAME> vendor_err=0x.. dev=rxeN ...   every error WC
+ *   WC status=IBV_WC_SUCCESS count=N dev=rxeN              summary per device
+ *   ASYNC IBV_EVENT_<NAME> port=.. dev=rxeN ...            every async event
+ *   STATE t=.. dom=route c0>n1.d0 state=.. window=.. ...   domain state changes
+ *   TASK t=.. task=#.. state=.. reason=.. ...              task state changes
+ *   FAULT t=.. cmd='...'                                   fault/heal commands
+ *   CHECK ok: ... / FAIL: ...                              assertions
+ *   RESULT verbs ...                                       measurements
+ *   RESULT PASS | RESULT FAIL                              verdict (exit 0 / 1)
+ *
+ * Usage: mcc_verbs_run [options]   (--help lists them)
+ */
+#include "../fabric/model.h"
+#include "../fabric/verbs.h"
+#include "../sim/exec.h"
+#include "../te/te.h"
+#include "../tent/tent.h"
+#include "mcc_hooks.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define MAXDEV MCC_FAB_VERBS_MAX_DEVS
+#define MAXSLOT 64
+#define MAXSTEP 16
+#define MAXSAMPLES 20000
+#define LATCAP (1u << 18)
+#define SEG 1 /* the target segment = node 1 */
+#define NSTATE 5
+#define NWC 32
+
+enum { ENG_TE = 0, ENG_TENT = 1 };
+enum { CHK_NONE = 0, CHK_HEALTHY, CHK_PEER_CUT, CHK_LOCAL_DOWN, CHK_TBF };
+
+struct opts {
+	int engine;
+	int model; /* --fabric model: the in-process fabric model instead of verbs */
+	const char *devices, *ini, *module_dir, *expect_mode, *expect_module, *label;
+	int opcode;
+	uint64_t task_bytes, bytes;
+	uint32_t conc;
+	double duration, max_duration, drain_s;
+	int until_healthy;
+	uint32_t sample_ms;
+	int check;
+	uint32_t watch;
+	int ib_timeout, ib_retry, poll;
+	uint32_t workers, qps, lanes, rail_pause_s, recovery_ms, retry, max_wr;
+	int quiet;
+	struct {
+		double at;
+		const char *cmd;
+	} step[MAXSTEP];
+	uint32_t nsteps;
+};
+
+struct slot { /* W.slot_mu */
+	int busy;
+	uint64_t batch, seq;
+	uint64_t t_submit;
+	int last_state, last_reason; /* last in-flight query (-1 none) */
+};
+
+/* one sample of a domain */
+struct dsample {
+	uint64_t t;
+	uint8_t state;
+	uint32_t gen, hard;
+	uint64_t window, inflight, drain_us, quarantines, probes, cuts, completed, errors, cooldown;
+};
+
+struct dom {
+	char name[32];
+	int kind; /* MCC_DOMAIN_DEVICE / MCC_DOMAIN_ROUTE */
+	uint32_t c, d; /* local device (ctx) / peer device */
+	int seen;
+	struct mcc_domain_stats last;
+	struct dsample *s;
+	uint32_t ns;
+};
+
+struct lat {
+	uint64_t t, lat;
+	uint32_t dev;
+};
+
+struct world {
+	struct opts o;
+	mcc_exec *ex;
+	mcc_fab_verbs *v;
+	mcc_fab_model *model;
+	mcc_actor *fab_actor;
+	char names[2][MAXDEV][32];
+	struct mcc_fab_handle fab;
+	uint32_t ndev;
+	te_engine *te;
+	tent_engine *tent;
+	mcc_actor *app, *sampler;
+	/* node 1: passive target memory */
+	mcc_fab_dev *rdev[MAXDEV];
+	struct mcc_fab_mr rmr[MAXDEV];
+	uint8_t *rbuf, *lbuf;
+	size_t blen;
+	pthread_mutex_t slot_mu; /* slots: the app submits/frees, the sampler queries */
+	struct slot slot[MAXSLOT];
+	/* workload */
+	uint64_t seq, bytes_submitted, bytes_verified, bytes_bad, tasks_ok, tasks_failed;
+	uint64_t t_first_submit, t_last_done;
+	int stopping;
+	_Atomic int finished;
+	uint64_t t_stop_reason;
+	/* task states: final (at completion) and seen in flight */
+	uint64_t final_state[4], inflight_seen[4], reason_seen[MCC_REASON_COUNT_];
+	uint64_t post_recovery_tasks, post_recovery_normal;
+	/* trace */
+	_Atomic uint64_t wc[2][MAXDEV][NWC];
+	_Atomic uint64_t first_err_ns;
+	pthread_mutex_t out_mu;
+	struct {
+		uint64_t t;
+		int type;
+		uint32_t node, dev, port;
+	} ev[256];
+	_Atomic uint32_t nev;
+	struct lat *lat;
+	_Atomic uint32_t nlat;
+	/* fault steps */
+	uint64_t t0; /* start of the transfer phase */
+	pid_t pid[MAXSTEP];
+	int step_done[MAXSTEP];
+	uint64_t step_t[MAXSTEP];
+	uint32_t next_step;
+	/* domains */
+	struct dom dom[MAXDEV + MAXDEV * MAXDEV];
+	uint32_t ndom;
+	uint64_t last_timeline;
+	uint64_t recovered_at; /* all watched routes HEALTHY after the last step */
+	int fails;
+	char mode[16], module[64];
+};
+
+static struct world W;
+
+/* ---------------------------------------------------------------- output */
+
+static double secs(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+static uint64_t now_ns(void)
+{
+	return mcc_exec_now(W.ex);
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	pthread_mutex_lock(&W.out_mu);
+	vprintf(fmt, ap);
+	putchar('\n');
+	fflush(stdout);
+	pthread_mutex_unlock(&W.out_mu);
+	va_end(ap);
+}
+
+static void check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void check(int ok, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (!ok)
+		W.fails++;
+	say("%s %s", ok ? "CHECK ok:" : "FAIL:", buf);
+}
+
+static const char *state_name(int s)
+{
+	static const char *const n[] = {"HEALTHY", "CONGESTED", "SUSPECT", "QUARANTINED", "PROBING"};
+	return s >= 0 && s < NSTATE ? n[s] : "?";
+}
+
+static const char *task_state_name(int s)
+{
+	static const char *const n[] = {"NORMAL", "CONGESTED", "LONG_UNAVAILABLE", "UNKNOWN"};
+	return s >= 0 && s < 4 ? n[s] : "?";
+}
+
+static const char *reason_name(int r)
+{
+	static const char *const n[] = {"none", "byte_window", "receiver_pressure",
+	                                "congestion_feedback", "route_timeout", "path_quarantined",
+	                                "probe_failed", "no_usable_path", "local_configuration",
+	                                "remote_metadata", "derived_flush", "fatal",
+	                                "generation_changed", "poller_stall", "cancelled",
+	                                "control_plane"};
+	return r >= 0 && r < (int)(sizeof(n) / sizeof(n[0])) ? n[r] : "?";
+}
+
+static const char *dev_name(uint32_t node, uint32_t dev)
+{
+	return node < 2 && dev < MAXDEV && W.names[node][dev][0] ? W.names[node][dev] : "?";
+}
+
+/* ----------------------------------------------------------------- trace */
+
+static void on_wc(void *arg, uint32_t node, uint32_t dev, const struct mcc_fab_wc *wc,
+                  uint64_t lat_ns)
+{
+	(void)arg;
+	uint64_t t = now_ns();
+	if (node < 2 && dev < MAXDEV)
+		atomic_fetch_add_explicit(&W.wc[node][dev][(uint32_t)wc->status % NWC], 1,
+		                          memory_order_relaxed);
+	if (wc->status == IBV_WC_SUCCESS) {
+		uint32_t i = atomic_fetch_add_explicit(&W.nlat, 1, memory_order_relaxed);
+		if (i < LATCAP && lat_ns) {
+			W.lat[i].t = t;
+			W.lat[i].lat = lat_ns;
+			W.lat[i].dev = dev;
+		}
+		return;
+	}
+	uint64_t z = 0;
+	atomic_compare_exchange_strong(&W.first_err_ns, &z, t);
+	say("WC status=%s vendor_err=0x%x dev=%s node=%u qp=%u lat_ms=%.1f t=%.3f",
+	    mcc_fab_verbs_wc_status_name(wc->status), wc->vendor_err, dev_name(node, dev), node,
+	    wc->qp_num, (double)lat_ns / 1e6, secs(t));
+}
+
+static void on_async(void *arg, uint32_t node, uint32_t dev, const struct mcc_fab_async_event *ev)
+{
+	(void)arg;
+	uint64_t t = now_ns();
+	uint32_t i = atomic_fetch_add(&W.nev, 1);
+	if (i < 256) {
+		W.ev[i].t = t;
+		W.ev[i].type = ev->event_type;
+		W.ev[i].node = node;
+		W.ev[i].dev = dev;
+		W.ev[i].port = ev->port_num;
+	}
+	say("ASYNC %s port=%u dev=%s node=%u qp=%u t=%.3f", mcc_fab_verbs_event_name(ev->event_type),
+	    ev->port_num, dev_name(node, dev), node, ev->qp_num, secs(t));
+}
+
+/* --------------------------------------------------------------- engines */
+
+static int eng_stats(uint32_t c, int seg, int dev, struct mcc_domain_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->struct_size = sizeof(*out);
+	return W.o.engine == ENG_TE ? te_domain_stats(W.te, c, seg, dev, out)
+	                            : tent_domain_stats(W.tent, c, seg, dev, out);
+}
+
+static int eng_detail(uint64_t batch, struct mcc_task_detail *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->struct_size = sizeof(*d);
+	int rc = W.o.engine == ENG_TE ? te_get_task_congestion_detail(W.te, batch, 0, d)
+	                              : tent_get_task_congestion_detail(W.tent, batch, 0, d);
+	if (rc)
+		d->state = MCC_TASK_UNKNOWN;
+	return rc;
+}
+
+/* 1 completed, -1 failed, 0 pending */
+static int eng_status(uint64_t batch)
+{
+	if (W.o.engine == ENG_TE) {
+		struct te_transfer_status st;
+		if (te_get_transfer_status(W.te, batch, 0, &st))
+			return -1;
+		return st.status == TE_STATUS_COMPLETED ? 1 : st.status == TE_STATUS_FAILED ? -1 : 0;
+	}
+	tent_status_t st;
+	if (tent_task_status(W.tent, batch, 0, &st))
+		return -1;
+	return st.status == TENT_STATUS_COMPLETED ? 1 : st.status == TENT_STATUS_FAILED ? -1 : 0;
+}
+
+/* completion notification (a host thread): the application looks */
+static uint64_t eng_transferred(uint64_t batch)
+{
+	if (W.o.engine == ENG_TE) {
+		struct te_transfer_status st;
+		return te_get_transfer_status(W.te, batch, 0, &st) ? 0 : st.transferred_bytes;
+	}
+	tent_status_t st;
+	return tent_task_status(W.tent, batch, 0, &st) ? 0 : st.transferred_bytes;
+}
+
+static void host_stats_line(void)
+{
+	if (W.o.engine == ENG_TE) {
+		struct te_stats s;
+		te_get_stats(W.te, &s);
+		say("RESULT te_stats posted=%" PRIu64 " completed=%" PRIu64 " failed=%" PRIu64
+		    " retried=%" PRIu64 " wc_errors=%" PRIu64 " flushes=%" PRIu64 " post_rejects=%" PRIu64
+		    " defers=%" PRIu64 " avoids=%" PRIu64 " admits=%" PRIu64 " eps_created=%" PRIu64
+		    " eps_deleted=%" PRIu64 " rail_pauses=%" PRIu64 " handoffs=%" PRIu64
+		    " rebinds=%" PRIu64 " async=%" PRIu64 " reclaimed=%" PRIu64 " permits_live=%" PRId64,
+		    s.slices_posted, s.slices_completed, s.slices_failed, s.slices_retried, s.wc_errors,
+		    s.flushes, s.post_rejects, s.defers, s.avoids, s.admits, s.endpoints_created,
+		    s.endpoints_deleted, s.rail_pauses, s.handoffs, s.rebinds, s.async_events,
+		    s.reclaimed, s.permits_live);
+	} else {
+		struct tent_stats s;
+		tent_get_stats(W.tent, &s);
+		say("RESULT tent_stats posted=%" PRIu64 " completed=%" PRIu64 " failed=%" PRIu64
+		    " retried=%" PRIu64 " wc_errors=%" PRIu64 " flushes=%" PRIu64 " timeouts=%" PRIu64
+		    " post_rejects=%" PRIu64 " defers=%" PRIu64 " avoids=%" PRIu64 " admits=%" PRIu64
+		    " eps_created=%" PRIu64 " eps_reset=%" PRIu64 " rail_pauses=%" PRIu64
+		    " async=%" PRIu64 " reclaimed=%" PRIu64 " permits_live=%" PRId64,
+		    s.slices_posted, s.slices_completed, s.slices_failed, s.slices_retried, s.wc_errors,
+		    s.flushes, s.timeouts, s.post_rejects, s.defers, s.avoids, s.admits,
+		    s.endpoints_created, s.endpoints_reset, s.rail_pauses, s.async_events, s.reclaimed,
+		    s.permits_live);
+	}
+	struct mcc_fab_verbs_stats vs;
+	if (!W.v)
+		return;
+	mcc_fab_verbs_stats(W.v, &vs);
+	say("RESULT verbs_stats wrs=%" PRIu64 " post_errors=%" PRIu64 " wcs=%" PRIu64
+	    " wc_errors=%" PRIu64 " async=%" PRIu64 " qps=%" PRIu64 " passive_qps=%" PRIu64
+	    " connects=%" PRIu64 " reconnects=%" PRIu64 " resets=%" PRIu64 " destroys=%" PRIu64,
+	    vs.wrs_posted, vs.post_errors, vs.wcs, vs.wc_errors, vs.async_events, vs.qps_created,
+	    vs.passive_qps, vs.connects, vs.reconnects, vs.resets, vs.destroys);
+}
+
+static void on_task_done(void *arg, uint64_t batch, uint64_t task)
+{
+	(void)arg;
+	(void)batch;
+	(void)task;
+	mcc_exec_wake(W.app, now_ns());
+}
+
+static int get_segment(void *arg, uint32_t seg, struct mcc_seg_desc *out)
+{
+	(void)arg;
+	if (seg != SEG)
+		return -ENOENT;
+	memset(out, 0, sizeof(*out));
+	out->node = SEG;
+	out->ndev = W.ndev;
+	out->nports = 1;
+	out->base = (uint64_t)(uintptr_t)W.rbuf;
+	out->length = W.blen;
+	for (uint32_t d = 0; d < W.ndev; d++)
+		out->rkey[d] = W.rmr[d].rkey;
+	return 0;
+}
+
+/* ------------------------------------------------------------ workload */
+
+static void fill(uint8_t *p, size_t n, uint64_t seq)
+{
+	uint64_t x = seq * 0x9e3779b97f4a7c15ull ^ 0x5eed5eed5eed5eedull;
+	for (size_t i = 0; i + 8 <= n; i += 8) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		memcpy(p + i, &x, 8);
+	}
+}
+
+static int submit(uint32_t i)
+{
+	struct slot *s = &W.slot[i];
+	size_t off = (size_t)i * W.o.task_bytes;
+	uint8_t *src = W.lbuf + off, *dst = W.rbuf + off;
+	s->seq = ++W.seq;
+	if (W.o.opcode == TE_OPCODE_WRITE) {
+		fill(src, W.o.task_bytes, s->seq);
+		memset(dst, 0xa5, W.o.task_bytes);
+	} else {
+		fill(dst, W.o.task_bytes, s->seq);
+		memset(src, 0xa5, W.o.task_bytes);
+	}
+	int rc;
+	if (W.o.engine == ENG_TE) {
+		s->batch = te_allocate_batch(W.te, 1);
+		struct te_request r = {W.o.opcode, src, SEG, off, W.o.task_bytes};
+		rc = s->batch == TE_INVALID_BATCH ? -ENOMEM : te_submit(W.te, s->batch, &r, 1);
+	} else {
+		s->batch = tent_allocate_batch(W.tent, 1);
+		tent_request_t r;
+		memset(&r, 0, sizeof(r));
+		r.opcode = W.o.opcode;
+		r.source = src;
+		r.target_id = SEG;
+		r.target_offset = off;
+		r.length = W.o.task_bytes;
+		r.priority = TENT_PRIO_MEDIUM;
+		rc = s->batch ? tent_submit(W.tent, s->batch, &r, 1) : -ENOMEM;
+	}
+	if (rc) {
+		say("FAIL: submit of task #%" PRIu64 " failed: %s", s->seq, strerror(-rc));
+		W.fails++;
+		return rc;
+	}
+	s->t_submit = now_ns();
+	if (!W.t_first_submit)
+		W.t_first_submit = s->t_submit;
+	s->last_state = -1;
+	s->last_reason = -1;
+	s->busy = 1;
+	W.bytes_submitted += W.o.task_bytes;
+	return 0;
+}
+
+static void note_task_state(struct slot *s, const struct mcc_task_detail *d, const char *when)
+{
+	int st = (int)d->state, rs = (d->observed & MCC_OBS_REASON) ? (int)d->reason : 0;
+	if (st >= 0 && st < 4 && st != s->last_state)
+		W.inflight_seen[st]++;
+	if (rs > 0 && rs < MCC_REASON_COUNT_ && rs != s->last_reason)
+		W.reason_seen[rs]++;
+	if (st == s->last_state && rs == s->last_reason)
+		return;
+	s->last_state = st;
+	s->last_reason = rs;
+	/* quiet: only evidence (not NORMAL, nor UNKNOWN before any evidence) */
+	if (!W.o.quiet || (st != MCC_TASK_NORMAL && (st != MCC_TASK_UNKNOWN || rs || d->observed)))
+		say("TASK t=%.3f task=#%" PRIu64 " %s state=%s reason=%s resolved=%u scope=%u path=%s "
+		    "gen=%u attempt=%u wc_status=%s window=%" PRIu64 " inflight=%" PRIu64
+		    " cooldown_ms=%" PRIu64,
+		    secs(now_ns()), s->seq, when, task_state_name(st), reason_name(rs), d->resolved,
+		    d->scope, (d->observed & MCC_OBS_PATH) ? d->path : "-", d->generation, d->attempt,
+		    (d->observed & MCC_OBS_WC) ? mcc_fab_verbs_wc_status_name(d->wc_status) : "-",
+		    d->window_bytes, d->inflight_bytes, d->cooldown_ms);
+}
+
+static void finish_task(struct slot *s, uint32_t i)
+{
+	int st = eng_status(s->batch);
+	struct mcc_task_detail d;
+	eng_detail(s->batch, &d);
+	note_task_state(s, &d, st > 0 ? "done" : "failed");
+	if (d.state < 4)
+		W.final_state[d.state]++;
+	if (W.recovered_at && s->t_submit >= W.recovered_at) {
+		W.post_recovery_tasks++;
+		W.post_recovery_normal += d.state == MCC_TASK_NORMAL;
+	}
+	size_t off = (size_t)i * W.o.task_bytes;
+	if (st > 0) {
+		if (!memcmp(W.lbuf + off, W.rbuf + off, W.o.task_bytes)) {
+			W.bytes_verified += W.o.task_bytes;
+		} else {
+			W.bytes_bad += W.o.task_bytes;
+			say("FAIL: task #%" PRIu64 " completed but its payload differs", s->seq);
+		}
+		W.tasks_ok++;
+	} else {
+		W.tasks_failed++;
+		say("FAIL: task #%" PRIu64 " ended FAILED (engine status)", s->seq);
+	}
+	W.t_last_done = now_ns();
+	int rc = W.o.engine == ENG_TE ? te_free_batch(W.te, s->batch) : tent_free_batch(W.tent, s->batch);
+	if (rc)
+		say("INFO free_batch(#%" PRIu64 ") = %d", s->seq, rc);
+	s->busy = 0;
+}
+
+static uint64_t app_step(void *arg, uint64_t now)
+{
+	(void)arg;
+	uint32_t busy = 0;
+	pthread_mutex_lock(&W.slot_mu);
+	for (uint32_t i = 0; i < W.o.conc; i++) {
+		struct slot *s = &W.slot[i];
+		if (s->busy && eng_status(s->batch) != 0)
+			finish_task(s, i);
+		if (!s->busy && !W.stopping &&
+		    (!W.o.bytes || W.bytes_submitted + W.o.task_bytes <= W.o.bytes))
+			submit(i);
+		busy += s->busy != 0;
+	}
+	pthread_mutex_unlock(&W.slot_mu);
+	if (W.stopping && !busy) {
+		atomic_store(&W.finished, 1);
+		return MCC_EXEC_PARK;
+	}
+	return now + 5000000;
+}
+
+/* ---------------------------------------------------------------- domains */
+
+static void dom_add(int kind, uint32_t c, uint32_t d)
+{
+	struct dom *x = &W.dom[W.ndom++];
+	x->kind = kind;
+	x->c = c;
+	x->d = d;
+	if (kind == MCC_DOMAIN_DEVICE)
+		snprintf(x->name, sizeof(x->name), "dev c%u(%s)", c, dev_name(0, c));
+	else
+		snprintf(x->name, sizeof(x->name), "route c%u>n1.d%u(%s>%s)", c, d, dev_name(0, c),
+		         dev_name(1, d));
+	x->s = calloc(MAXSAMPLES, sizeof(*x->s));
+}
+
+static void dom_sample(struct dom *x, uint64_t t)
+{
+	struct mcc_domain_stats st;
+	int rc = x->kind == MCC_DOMAIN_DEVICE ? eng_stats(x->c, -1, 0, &st)
+	                                      : eng_stats(x->c, SEG, (int)x->d, &st);
+	if (rc)
+		return;
+	if (x->s && x->ns < MAXSAMPLES) {
+		struct dsample *p = &x->s[x->ns++];
+		p->t = t;
+		p->state = (uint8_t)st.state;
+		p->gen = st.generation;
+		p->hard = st.hard_errors;
+		p->window = st.window_bytes;
+		p->inflight = st.inflight_bytes;
+		p->drain_us = st.drain_us;
+		p->quarantines = st.quarantines;
+		p->probes = st.probes;
+		p->cuts = st.window_cuts;
+		p->completed = st.completed_bytes;
+		p->errors = st.errors;
+		p->cooldown = st.cooldown_ms;
+	}
+	int changed = !x->seen || st.state != x->last.state || st.generation != x->last.generation ||
+	              st.hard_errors != x->last.hard_errors || st.quarantines != x->last.quarantines;
+	if (changed)
+		say("STATE t=%.3f dom=%s state=%s gen=%u window=%" PRIu64 " inflight=%" PRIu64
+		    " hard_errors=%u errors=%" PRIu64 " cooldown_ms=%" PRIu64 " drain_us=%" PRIu64
+		    " quarantines=%" PRIu64 " probes=%" PRIu64 " cuts=%" PRIu64 " admits=%" PRIu64
+		    " defers=%" PRIu64 " avoids=%" PRIu64 " would_defer=%" PRIu64 " completed=%" PRIu64,
+		    secs(t), x->name, state_name((int)st.state), st.generation, st.window_bytes,
+		    st.inflight_bytes, st.hard_errors, st.errors, st.cooldown_ms, st.drain_us,
+		    st.quarantines, st.probes, st.window_cuts, st.admits, st.defers, st.avoids,
+		    st.would_defer, st.completed_bytes);
+	x->last = st;
+	x->seen = 1;
+}
+
+static struct dom *route_dom(uint32_t c, uint32_t d)
+{
+	for (uint32_t i = 0; i < W.ndom; i++)
+		if (W.dom[i].kind == MCC_DOMAIN_ROUTE && W.dom[i].c == c && W.dom[i].d == d)
+			return &W.dom[i];
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- sampler */
+
+/* "model:link|port NODE DEV up|down": a fault of the fabric model */
+static int model_step(const char *cmd)
+{
+	char what[16], updown[16];
+	unsigned node, dev;
+	if (sscanf(cmd, "model:%15s %u %u %15s", what, &node, &dev, updown) != 4 || !W.model)
+		return -EINVAL;
+	int up = !strcmp(updown, "up");
+	if (!strcmp(what, "link"))
+		mcc_fab_fault_link(W.model, node, dev, 1, up);
+	else if (!strcmp(what, "port"))
+		mcc_fab_fault_port(W.model, node, dev, 1, up);
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static void run_step(uint32_t k, uint64_t t)
+{
+	if (!strncmp(W.o.step[k].cmd, "model:", 6)) {
+		int rc = model_step(W.o.step[k].cmd);
+		W.step_t[k] = t;
+		W.step_done[k] = 1;
+		say("FAULT t=%.3f step=%u cmd='%s'%s", secs(t), k, W.o.step[k].cmd, rc ? " (bad)" : "");
+		if (rc)
+			W.fails++;
+		return;
+	}
+	const char *argv[] = {"/bin/sh", "-c", W.o.step[k].cmd, NULL};
+	pid_t pid = 0;
+	/* posix_spawn: no fork of a process holding RDMA registrations */
+	int rc = posix_spawn(&pid, "/bin/sh", NULL, NULL, (char *const *)argv, environ);
+	W.step_t[k] = t;
+	if (rc) {
+		say("FAIL: cannot run step %u '%s': %s", k, W.o.step[k].cmd, strerror(rc));
+		W.fails++;
+		W.step_done[k] = 1;
+		return;
+	}
+	W.pid[k] = pid;
+	say("FAULT t=%.3f step=%u cmd='%s'", secs(t), k, W.o.step[k].cmd);
+}
+
+static void reap_steps(uint64_t t)
+{
+	for (uint32_t k = 0; k < W.next_step; k++) {
+		if (W.step_done[k] || !W.pid[k])
+			continue;
+		int status = 0;
+		pid_t r = waitpid(W.pid[k], &status, WNOHANG);
+		if (r == W.pid[k]) {
+			W.step_done[k] = 1;
+			int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+			say("FAULT-DONE t=%.3f step=%u rc=%d took_s=%.2f", secs(t), k, rc,
+			    secs(t - W.step_t[k]));
+			if (rc) {
+				say("FAIL: step %u '%s' exited with status %d", k, W.o.step[k].cmd, rc);
+				W.fails++;
+			}
+		}
+	}
+}
+
+static int steps_all_done(void)
+{
+	for (uint32_t k = 0; k < W.o.nsteps; k++)
+		if (!W.step_done[k])
+			return 0;
+	return 1;
+}
+
+static int watched_healthy(void)
+{
+	for (uint32_t i = 0; i < W.ndom; i++)
+		if (W.dom[i].seen && W.dom[i].last.state != MCC_PATH_HEALTHY)
+			return 0;
+	return 1;
+}
+
+static uint64_t sampler_step(void *arg, uint64_t now)
+{
+	(void)arg;
+	/* the passive node's async events (its own monitor, in a real world) */
+	for (uint32_t d = 0; W.v && d < W.ndev; d++)
+		mcc_fab_verbs_drain_async(W.v, 1, d);
+	uint64_t rel = W.t0 && now > W.t0 ? now - W.t0 : 0;
+	while (W.t0 && W.next_step < W.o.nsteps &&
+	       rel >= (uint64_t)(W.o.step[W.next_step].at * 1e9)) {
+		run_step(W.next_step, now);
+		W.next_step++;
+	}
+	reap_steps(now);
+	if (MCC_CC_COMPILED_IN)
+		for (uint32_t i = 0; i < W.ndom; i++)
+			dom_sample(&W.dom[i], now);
+	/* caller queries of the tasks in flight */
+	uint32_t unfinished = 0;
+	pthread_mutex_lock(&W.slot_mu);
+	for (uint32_t i = 0; i < W.o.conc; i++) {
+		struct slot *s = &W.slot[i];
+		if (!s->busy)
+			continue;
+		unfinished++;
+		struct mcc_task_detail d;
+		eng_detail(s->batch, &d);
+		note_task_state(s, &d, "inflight");
+	}
+	pthread_mutex_unlock(&W.slot_mu);
+	int all_steps = steps_all_done() && W.next_step == W.o.nsteps;
+	if (all_steps && MCC_CC_COMPILED_IN && !W.recovered_at && W.o.nsteps && watched_healthy()) {
+		W.recovered_at = now;
+		say("INFO t=%.3f every route and device is HEALTHY after the last step", secs(now));
+	}
+	if (now - W.last_timeline >= 1000000000ull) {
+		W.last_timeline = now;
+		char buf[256] = "";
+		size_t n = 0;
+		for (uint32_t i = 0; MCC_CC_COMPILED_IN && i < W.ndom && n < sizeof(buf) - 40; i++)
+			if (W.dom[i].seen)
+				n += (size_t)snprintf(buf + n, sizeof(buf) - n, " %s=%s", W.dom[i].name,
+				                      state_name((int)W.dom[i].last.state));
+		say("TIMELINE t=%.3f verified_mib=%.1f tasks=%" PRIu64 "%s", secs(now),
+		    (double)W.bytes_verified / 1048576.0, W.tasks_ok, buf);
+	}
+	/* stop condition */
+	if (!W.stopping) {
+		double el = secs(rel);
+		int budget_done = W.o.bytes && W.bytes_submitted + W.o.task_bytes > W.o.bytes;
+		int time_ok = el >= W.o.duration;
+		int rec_ok = !W.o.until_healthy || W.recovered_at || !MCC_CC_COMPILED_IN;
+		if ((budget_done || !W.o.bytes) && time_ok && all_steps && rec_ok) {
+			W.stopping = 1;
+			say("INFO t=%.3f stopping: workload done", secs(now));
+		} else if (el >= W.o.max_duration) {
+			W.stopping = 1;
+			say("INFO t=%.3f stopping: --max-duration %.0f s reached", secs(now), W.o.max_duration);
+		}
+		if (W.stopping) {
+			W.t_stop_reason = now;
+			mcc_exec_wake(W.app, now);
+		}
+	} else if (now - W.t_stop_reason > (uint64_t)(W.o.drain_s * 1e9)) {
+		say("FAIL: %u tasks still unfinished %.0f s after the stop", unfinished, W.o.drain_s);
+		W.fails++;
+		pthread_mutex_lock(&W.slot_mu);
+		for (uint32_t i = 0; i < W.o.conc; i++)
+			if (W.slot[i].busy)
+				say("INFO unfinished task #%" PRIu64 ": %" PRIu64 " of %" PRIu64
+				    " bytes transferred, submitted at t=%.3f",
+				    W.slot[i].seq, eng_transferred(W.slot[i].batch), W.o.task_bytes,
+				    secs(W.slot[i].t_submit));
+		pthread_mutex_unlock(&W.slot_mu);
+		host_stats_line();
+		atomic_store(&W.finished, 1);
+	}
+	return now + (uint64_t)W.o.sample_ms * 1000000u;
+}
+
+static void fab_sched(void *arg, uint64_t at)
+{
+	(void)arg;
+	mcc_exec_wake(W.fab_actor, at);
+}
+
+/* the fabric model's clock: poll it in real time */
+static uint64_t fab_step(void *arg, uint64_t now)
+{
+	(void)arg;
+	uint64_t next = mcc_fab_model_advance(W.model, now);
+	return next == MCC_FAB_NEVER || next > now + 200000 ? now + 200000 : next;
+}
+
+static int all_done(void *arg)
+{
+	(void)arg;
+	return atomic_load(&W.finished);
+}
+
+/* ---------------------------------------------------------------- checks */
+
+static uint64_t wc_count(uint32_t node, int status)
+{
+	uint64_t n = 0;
+	for (uint32_t d = 0; d < MAXDEV; d++)
+		n += atomic_load(&W.wc[node][d][(uint32_t)status % NWC]);
+	return n;
+}
+
+static uint64_t wc_errors_total(void)
+{
+	uint64_t n = 0;
+	for (uint32_t nd = 0; nd < 2; nd++)
+		for (uint32_t d = 0; d < MAXDEV; d++)
+			for (uint32_t s = 1; s < NWC; s++)
+				n += atomic_load(&W.wc[nd][d][s]);
+	return n;
+}
+
+static int async_seen(int type, uint32_t node, uint32_t dev, uint64_t *t)
+{
+	uint32_t n = atomic_load(&W.nev);
+	for (uint32_t i = 0; i < n && i < 256; i++)
+		if (W.ev[i].type == type && W.ev[i].node == node && W.ev[i].dev == dev) {
+			if (t)
+				*t = W.ev[i].t;
+			return 1;
+		}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* median WC latency (ns) of device `dev` (node 0) completed in [t1, t2) */
+static uint64_t lat_p50(uint32_t dev, uint64_t t1, uint64_t t2, uint32_t *count)
+{
+	uint32_t n = atomic_load(&W.nlat);
+	if (n > LATCAP)
+		n = LATCAP;
+	uint64_t *v = malloc((size_t)(n ? n : 1) * sizeof(*v));
+	uint32_t k = 0;
+	for (uint32_t i = 0; v && i < n; i++)
+		if (W.lat[i].dev == dev && W.lat[i].t >= t1 && W.lat[i].t < t2 && W.lat[i].lat)
+			v[k++] = W.lat[i].lat;
+	uint64_t r = 0;
+	if (k) {
+		qsort(v, k, sizeof(*v), cmp_u64);
+		r = v[k / 2];
+	}
+	free(v);
+	*count = k;
+	return r;
+}
+
+/* index of the first sample at or after t (x->ns when none) */
+static uint32_t first_at(const struct dom *x, uint64_t t)
+{
+	uint32_t i = 0;
+	while (i < x->ns && x->s[i].t < t)
+		i++;
+	return i;
+}
+
+static void checks_common(void)
+{
+	check(W.tasks_ok > 0 && W.bytes_verified == W.tasks_ok * W.o.task_bytes,
+	      "payload verified byte for byte: %" PRIu64 " tasks, %" PRIu64 " bytes", W.tasks_ok,
+	      W.bytes_verified);
+	check(W.bytes_bad == 0, "no corrupted payload (%" PRIu64 " bad bytes)", W.bytes_bad);
+	check(W.tasks_failed == 0, "nothing lost: %" PRIu64 " tasks failed", W.tasks_failed);
+	int64_t live = 0;
+	if (W.o.engine == ENG_TE) {
+		struct te_stats st;
+		te_get_stats(W.te, &st);
+		live = st.permits_live;
+	} else {
+		struct tent_stats st;
+		tent_get_stats(W.tent, &st);
+		live = st.permits_live;
+	}
+	check(live == 0, "every permit settled (permits_live=%" PRId64 ")", live);
+	if (W.o.expect_mode)
+		check(!strcmp(W.mode, W.o.expect_mode), "controller mode %s (expected %s)", W.mode,
+		      W.o.expect_mode);
+	if (W.o.expect_module)
+		check(!strcmp(W.module, W.o.expect_module), "policy module %s (expected %s)", W.module,
+		      W.o.expect_module);
+}
+
+static void checks_healthy(void)
+{
+	check(wc_errors_total() == 0, "no error WC (%" PRIu64 ")", wc_errors_total());
+	if (!MCC_CC_COMPILED_IN || !strcmp(W.mode, "off")) {
+		check(W.final_state[MCC_TASK_UNKNOWN] == W.tasks_ok + W.tasks_failed,
+		      "controller off/compiled out: every task UNKNOWN (%" PRIu64 "/%" PRIu64 ")",
+		      W.final_state[MCC_TASK_UNKNOWN], W.tasks_ok + W.tasks_failed);
+	} else {
+		check(W.final_state[MCC_TASK_NORMAL] == W.tasks_ok,
+		      "controller %s: every completed task NORMAL (%" PRIu64 "/%" PRIu64 ")", W.mode,
+		      W.final_state[MCC_TASK_NORMAL], W.tasks_ok);
+		uint64_t q = 0;
+		for (uint32_t i = 0; i < W.ndom; i++)
+			q += W.dom[i].last.quarantines;
+		check(q == 0, "no quarantine (%" PRIu64 ")", q);
+	}
+}
+
+/* Does the sample sequence of x (from index i0) pass through the states
+ * in `want` in order (others may come between)? Returns the index of the
+ * sample matching the last wanted state, or -1. */
+static int seq_match(const struct dom *x, uint32_t i0, const int *want, int nwant, uint32_t *at)
+{
+	int k = 0;
+	for (uint32_t i = i0; i < x->ns && k < nwant; i++)
+		if (x->s[i].state == want[k]) {
+			at[k] = i;
+			k++;
+		}
+	return k == nwant ? (int)at[nwant - 1] : -1;
+}
+
+static void checks_peer_cut(void)
+{
+	uint32_t wd = W.o.watch; /* the peer device whose link was cut */
+	uint64_t tcut = 0;
+	check(wc_count(0, IBV_WC_RETRY_EXC_ERR) > 0, "real IBV_WC_RETRY_EXC_ERR seen (%" PRIu64 ")",
+	      wc_count(0, IBV_WC_RETRY_EXC_ERR));
+	int pe = async_seen(IBV_EVENT_PORT_ERR, 1, wd, &tcut);
+	say("INFO peer %s: IBV_EVENT_PORT_ERR %s (t=%.3f)", dev_name(1, wd), pe ? "seen" : "not seen",
+	    secs(tcut));
+	if (!MCC_CC_COMPILED_IN || strcmp(W.mode, "enforce"))
+		return;
+	/* the route from the same-rail local device to the cut peer NIC */
+	struct dom *r = route_dom(wd, wd);
+	if (!r || !r->ns) {
+		check(0, "route c%u>n1.d%u was sampled", wd, wd);
+		return;
+	}
+	static const int want[] = {MCC_PATH_SUSPECT, MCC_PATH_QUARANTINED, MCC_PATH_PROBING,
+	                           MCC_PATH_HEALTHY};
+	uint32_t at[4] = {0};
+	int ok = seq_match(r, 0, want, 4, at) >= 0;
+	check(ok, "%s: SUSPECT -> QUARANTINED -> PROBING -> HEALTHY", r->name);
+	if (ok) {
+		const struct dsample *q = &r->s[at[1]], *p = &r->s[at[2]];
+		say("INFO %s: SUSPECT t=%.3f gen=%u, QUARANTINED t=%.3f gen=%u, PROBING t=%.3f gen=%u, "
+		    "HEALTHY t=%.3f gen=%u",
+		    r->name, secs(r->s[at[0]].t), r->s[at[0]].gen, secs(q->t), q->gen, secs(p->t),
+		    p->gen, secs(r->s[at[3]].t), r->s[at[3]].gen);
+		/* the probe ran on a newer generation than the quarantined one */
+		uint32_t pgen = p->gen;
+		for (uint32_t i = at[2]; i <= at[3]; i++)
+			if (r->s[i].gen > pgen)
+				pgen = r->s[i].gen;
+		check(pgen > q->gen, "recovery probe on a new generation (%u > quarantined %u)", pgen,
+		      q->gen);
+		/* while quarantined, the traffic went over the other rail */
+		uint64_t other = 0, before = 0;
+		for (uint32_t i = 0; i < W.ndom; i++) {
+			struct dom *x = &W.dom[i];
+			if (x->kind != MCC_DOMAIN_ROUTE || x->d == wd || !x->ns)
+				continue;
+			uint32_t a = first_at(x, q->t), b = first_at(x, p->t);
+			if (a < x->ns && b > 0 && b - 1 < x->ns && b > a) {
+				before += x->s[a].completed;
+				other += x->s[b - 1].completed;
+			}
+		}
+		check(other > before,
+		      "traffic avoided onto the other rail while quarantined (%" PRIu64 " bytes)",
+		      other - before);
+		uint64_t av = r->last.avoids;
+		check(av > 0, "admission answered AVOID on the quarantined route (%" PRIu64 ")", av);
+	}
+	/* caller-visible task states (RFC Caller Observability) */
+	check(W.reason_seen[MCC_REASON_ROUTE_TIMEOUT] > 0,
+	      "a task saw ROUTE_TIMEOUT evidence (CONGESTED before quarantine): %" PRIu64,
+	      W.reason_seen[MCC_REASON_ROUTE_TIMEOUT]);
+	check(W.reason_seen[MCC_REASON_PATH_QUARANTINED] > 0 && W.inflight_seen[MCC_TASK_LONG_UNAVAILABLE] > 0,
+	      "a task saw PATH_QUARANTINED evidence and was LONG_UNAVAILABLE: %" PRIu64 " / %" PRIu64,
+	      W.reason_seen[MCC_REASON_PATH_QUARANTINED], W.inflight_seen[MCC_TASK_LONG_UNAVAILABLE]);
+	check(W.post_recovery_tasks > 0 && W.post_recovery_normal == W.post_recovery_tasks,
+	      "tasks submitted after recovery are NORMAL (%" PRIu64 "/%" PRIu64 ")",
+	      W.post_recovery_normal, W.post_recovery_tasks);
+}
+
+static void checks_local_down(void)
+{
+	uint32_t wd = W.o.watch; /* the local device whose link went down */
+	uint64_t tpe = 0;
+	check(async_seen(IBV_EVENT_PORT_ERR, 0, wd, &tpe), "real IBV_EVENT_PORT_ERR on %s",
+	      dev_name(0, wd));
+	uint64_t loc = atomic_load(&W.wc[0][wd][IBV_WC_LOC_QP_OP_ERR]);
+	uint64_t fl = atomic_load(&W.wc[0][wd][IBV_WC_WR_FLUSH_ERR]);
+	check(loc > 0, "real IBV_WC_LOC_QP_OP_ERR on %s (%" PRIu64 ")", dev_name(0, wd), loc);
+	check(fl > 1, "a flush burst of IBV_WC_WR_FLUSH_ERR on %s (%" PRIu64 ")", dev_name(0, wd), fl);
+	say("INFO IBV_EVENT_PORT_ACTIVE on %s %s", dev_name(0, wd),
+	    async_seen(IBV_EVENT_PORT_ACTIVE, 0, wd, NULL) ? "seen" : "not seen");
+	if (!MCC_CC_COMPILED_IN || strcmp(W.mode, "enforce"))
+		return;
+	uint32_t max_hard = 0;
+	uint64_t q = 0, errs = 0;
+	int quarantined = 0;
+	for (uint32_t i = 0; i < W.ndom; i++) {
+		struct dom *x = &W.dom[i];
+		if (x->kind != MCC_DOMAIN_ROUTE || x->c != wd)
+			continue;
+		for (uint32_t k = 0; k < x->ns; k++) {
+			if (x->s[k].hard > max_hard)
+				max_hard = x->s[k].hard;
+			quarantined |= x->s[k].state == MCC_PATH_QUARANTINED;
+		}
+		q += x->last.quarantines;
+		errs += x->last.errors;
+	}
+	check(quarantined, "routes on %s QUARANTINED (port scope)", dev_name(0, wd));
+	check(max_hard <= 1,
+	      "flush burst counted once: hard_errors never above 1 (max %u) while %" PRIu64
+	      " error WCs were fed (%" PRIu64 " flushes)",
+	      max_hard, errs, fl);
+	uint32_t nroutes = 0;
+	for (uint32_t i = 0; i < W.ndom; i++)
+		nroutes += W.dom[i].kind == MCC_DOMAIN_ROUTE && W.dom[i].c == wd && W.dom[i].ns;
+	check(q <= nroutes, "one quarantine per route for the whole burst (%" PRIu64 " on %u routes)",
+	      q, nroutes);
+}
+
+static void checks_tbf(void)
+{
+	uint32_t wd = W.o.watch; /* local device (rail) whose egress is shaped */
+	if (!W.o.nsteps) {
+		check(0, "tbf check needs the shaping step (--at)");
+		return;
+	}
+	uint64_t ts = W.step_t[0]; /* shaping applied */
+	uint64_t settle = 1000000000ull;
+	uint32_t nb = 0, na = 0;
+	uint64_t lb = lat_p50(wd, W.t0, ts, &nb), la = lat_p50(wd, ts + settle, UINT64_MAX, &na);
+	say("RESULT tbf dev=%s wc_latency_p50_ms_before=%.1f (%u WCs) after=%.1f (%u WCs)",
+	    dev_name(0, wd), (double)lb / 1e6, nb, (double)la / 1e6, na);
+	check(nb > 0 && na > 0 && la > 2 * lb, "completion latency rose (p50 %.1f -> %.1f ms)",
+	      (double)lb / 1e6, (double)la / 1e6);
+	check(wc_errors_total() == 0, "no error WC (%" PRIu64 ")", wc_errors_total());
+	if (!MCC_CC_COMPILED_IN || strcmp(W.mode, "enforce"))
+		return;
+	struct dom *r = route_dom(wd, wd);
+	if (!r || !r->ns) {
+		check(0, "route c%u>n1.d%u was sampled", wd, wd);
+		return;
+	}
+	uint32_t a = first_at(r, ts);
+	uint64_t dmax_b = 0, dmax_a = 0, wmin_a = UINT64_MAX, w_at = a < r->ns ? r->s[a].window : 0;
+	int cong = 0;
+	for (uint32_t k = 0; k < r->ns; k++) {
+		const struct dsample *p = &r->s[k];
+		if (k < a) {
+			if (p->drain_us > dmax_b)
+				dmax_b = p->drain_us;
+			continue;
+		}
+		if (p->drain_us > dmax_a)
+			dmax_a = p->drain_us;
+		if (p->window < wmin_a)
+			wmin_a = p->window;
+		cong |= p->state == MCC_PATH_CONGESTED;
+	}
+	uint64_t cuts_b = a < r->ns ? r->s[a].cuts : 0;
+	say("RESULT tbf %s drain_us_max_before=%" PRIu64 " after=%" PRIu64 " window_at_shaping=%" PRIu64
+	    " window_min_after=%" PRIu64 " cuts_before=%" PRIu64 " cuts_after=%" PRIu64,
+	    r->name, dmax_b, dmax_a, w_at, wmin_a, cuts_b, r->last.window_cuts);
+	check(dmax_a > dmax_b, "drain time rose (max %" PRIu64 " -> %" PRIu64 " us)", dmax_b, dmax_a);
+	check(cong, "%s went CONGESTED", r->name);
+	check(r->last.window_cuts > cuts_b && wmin_a < w_at,
+	      "its window shrank (%" PRIu64 " -> %" PRIu64 ", %" PRIu64 " cuts)", w_at, wmin_a,
+	      r->last.window_cuts - cuts_b);
+	uint64_t q = 0;
+	for (uint32_t i = 0; i < W.ndom; i++)
+		q += W.dom[i].last.quarantines;
+	check(q == 0, "no quarantine anywhere (%" PRIu64 ")", q);
+}
+
+/* ----------------------------------------------------------------- main */
+
+static void usage(const char *p)
+{
+	fprintf(stderr,
+	        "usage: %s [options]\n"
+	        "  --engine te|tent          host stub (te)\n"
+	        "  --fabric verbs|model      real verbs (default) or the in-process fabric model;\n"
+	        "                            model faults: --at 'T:model:link|port NODE DEV up|down'\n"
+	        "  --devices SPEC            node map, e.g. rxe0,rxe1;rxe2,rxe3 (node 0 = host)\n"
+	        "  --ini PATH                policy configuration (mcc.ini)\n"
+	        "  --module-dir DIR          policy modules (default: the build tree's)\n"
+	        "  --opcode write|read       (write)\n"
+	        "  --task-bytes N            bytes per task (1048576)\n"
+	        "  --concurrency K           tasks in flight (4)\n"
+	        "  --bytes N                 bytes to transfer, 0 = until the steps are done (33554432)\n"
+	        "  --duration S              transfer for at least S seconds (0)\n"
+	        "  --max-duration S          hard limit (60)\n"
+	        "  --until-healthy           after the last step, run until every domain is HEALTHY\n"
+	        "  --at T:CMD                run sh -c CMD T seconds into the transfer (repeatable)\n"
+	        "  --sample-ms N             domain/task sampling period (50)\n"
+	        "  --check healthy|peer-cut|local-down|tbf   assertions of a test\n"
+	        "  --watch D                 device index the check is about (0)\n"
+	        "  --expect-mode M --expect-module NAME\n"
+	        "  --ib-timeout N --ib-retry N   QP timeout / retry_cnt (14 / 6; rxe: 7 = forever)\n"
+	        "  --poll event|spin         poller pacing of the verbs backend (event)\n"
+	        "  --workers N --qps N --lanes N --retry N --max-wr N\n"
+	        "  --rail-pause-s N          TE rail pause / TENT rail cooldown (1)\n"
+	        "  --recovery-ms N           TE context recovery delay after PORT_ACTIVE (1000)\n"
+	        "  --drain-s S               wait for outstanding tasks after the stop (20)\n"
+	        "  --label STR --quiet\n",
+	        p);
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->devices = getenv("MCC_VERBS_DEVICES");
+	if (!o->devices || !*o->devices)
+		o->devices = "rxe0,rxe1;rxe2,rxe3";
+	o->opcode = TE_OPCODE_WRITE;
+	o->task_bytes = 1u << 20;
+	o->conc = 4;
+	o->bytes = 32u << 20;
+	o->max_duration = 60;
+	o->drain_s = 20;
+	o->sample_ms = 50;
+	o->ib_timeout = 14;
+	o->ib_retry = 6;
+	o->poll = -1;
+	o->workers = 2;
+	o->qps = 2;
+	o->lanes = 2;
+	o->rail_pause_s = 1;
+	o->recovery_ms = 1000;
+	o->retry = 16;
+	o->label = "";
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define OPT(name) (!strcmp(a, name) && v && ++i)
+		if (OPT("--engine"))
+			o->engine = !strcmp(v, "tent") ? ENG_TENT : ENG_TE;
+		else if (OPT("--fabric"))
+			o->model = !strcmp(v, "model");
+		else if (OPT("--devices"))
+			o->devices = v;
+		else if (OPT("--ini"))
+			o->ini = v;
+		else if (OPT("--module-dir"))
+			o->module_dir = v;
+		else if (OPT("--opcode"))
+			o->opcode = !strcmp(v, "read") ? TE_OPCODE_READ : TE_OPCODE_WRITE;
+		else if (OPT("--task-bytes"))
+			o->task_bytes = strtoull(v, NULL, 0);
+		else if (OPT("--concurrency"))
+			o->conc = (uint32_t)strtoul(v, NULL, 0);
+		else if (OPT("--bytes"))
+			o->bytes = strtoull(v, NULL, 0);
+		else if (OPT("--duration"))
+			o->duration = strtod(v, NULL);
+		else if (OPT("--max-duration"))
+			o->max_duration = strtod(v, NULL);
+		else if (OPT("--drain-s"))
+			o->drain_s = strtod(v, NULL);
+		else if (OPT("--sample-ms"))
+			o->sample_ms = (uint32_t)strtoul(v, NULL, 0);
+		else if (OPT("--watch"))
+			o->watch = (uint32_t)strtoul(v, NULL, 0);
+		else if (OPT("--expect-mode"))
+			o->expect_mode = v;
+		else if (OPT("--expect-module"))
+			o->expect_module = v;
+		else if (OPT("--label"))
+			o->label = v;
+		else if (OPT("--ib-timeout"))
+			o->ib_timeout = atoi(v);
+		else if (OPT("--ib-retry"))
+			o->ib_retry = atoi(v);
+		else if (OPT("--poll"))
+			o->poll = !strcmp(v, "spin") ? MCC_FAB_VERBS_POLL_SPIN : MCC_FAB_VERBS_POLL_EVENT;
+		else if (OPT("--workers"))
+			o->workers = (uint32_t)strtoul(v, NULL, 0);
+		else if (OPT("--qps"))
+			o->qps = (uint32_t)strtoul(v, NULL, 0);
+		else if (OPT("--lanes"))
+			o->lanes = (uint32_t)strtoul(v, NULL, 0);
+		else if (OPT("--retry"))
+			o->retry = (uint32_t)strtoul(v, NULL, 0);
+		else if (OPT("--max-wr"))
+			o->max_wr = (uint32_t)strtoul(v, NULL, 0);
+		else if (OPT("--rail-pause-s"))
+			o->rail_pause_s = (uint32_t)strtoul(v, NULL, 0);
+		else if (OPT("--recovery-ms"))
+			o->recovery_ms = (uint32_t)strtoul(v, NULL, 0);
+		else if (OPT("--check")) {
+			o->check = !strcmp(v, "healthy")      ? CHK_HEALTHY
+			           : !strcmp(v, "peer-cut")   ? CHK_PEER_CUT
+			           : !strcmp(v, "local-down") ? CHK_LOCAL_DOWN
+			           : !strcmp(v, "tbf")        ? CHK_TBF
+			                                      : CHK_NONE;
+		} else if (OPT("--at")) {
+			char *end = NULL;
+			double t = strtod(v, &end);
+			if (!end || *end != ':' || o->nsteps >= MAXSTEP) {
+				fprintf(stderr, "bad --at '%s' (T:CMD)\n", v);
+				return -1;
+			}
+			o->step[o->nsteps].at = t;
+			o->step[o->nsteps].cmd = end + 1;
+			o->nsteps++;
+		} else if (!strcmp(a, "--until-healthy"))
+			o->until_healthy = 1;
+		else if (!strcmp(a, "--quiet"))
+			o->quiet = 1;
+		else {
+			usage(argv[0]);
+			return -1;
+		}
+#undef OPT
+	}
+	if (!o->conc || o->conc > MAXSLOT || !o->task_bytes || o->task_bytes > (256u << 20) ||
+	    !o->sample_ms) {
+		fprintf(stderr, "bad --concurrency / --task-bytes / --sample-ms\n");
+		return -1;
+	}
+	return 0;
+}
+
+static void default_module_dir(struct opts *o, char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (o->module_dir || n <= 0)
+		return;
+	exe[n] = 0;
+	char *s = strrchr(exe, '/');
+	if (s)
+		*s = 0;
+	size_t l = strlen(exe);
+	if (l >= 6 && !strcmp(exe + l - 6, "/.libs"))
+		exe[l - 6] = 0;
+	struct stat st;
+	snprintf(buf, len, "%s/../../modules/.libs", exe);
+	if (stat(buf, &st) == 0)
+		o->module_dir = buf;
+}
+
+static void cc_identify(const struct mcc_host_env *env)
+{
+	snprintf(W.mode, sizeof(W.mode), "%s",
+	         W.o.engine == ENG_TE ? te_cc_mode(W.te) : tent_cc_mode(W.tent));
+	snprintf(W.module, sizeof(W.module), "%s", MCC_CC_COMPILED_IN ? "?" : "compiled-out");
+#if MCC_CC_COMPILED_IN
+	/* the process's instance is shared: acquiring it again with the same
+	 * options names the module the engine loaded */
+	struct mcc_loader_opts lo;
+	memset(&lo, 0, sizeof(lo));
+	lo.struct_size = sizeof(lo);
+	lo.engine = W.o.engine == ENG_TE ? "te" : "tent";
+	lo.ini_path = env->cc_ini_path;
+	lo.module_dir = env->cc_module_dir;
+	mcc_instance *inst = NULL;
+	int rc = mcc_instance_acquire(&lo, &inst);
+	if (inst) {
+		snprintf(W.module, sizeof(W.module), "%s", mcc_instance_name(inst));
+		if (rc)
+			say("INFO policy instance: %s", mcc_instance_error(inst));
+		mcc_instance_release(inst);
+	}
+#else
+	(void)env;
+#endif
+}
+
+int main(int argc, char **argv)
+{
+	char mdir[PATH_MAX + 32];
+	struct opts *o = &W.o;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	pthread_mutex_init(&W.out_mu, NULL);
+	pthread_mutex_init(&W.slot_mu, NULL);
+	if (parse(argc, argv, o))
+		return 2;
+	default_module_dir(o, mdir, sizeof(mdir));
+
+	struct mcc_fab_verbs_cfg vc;
+	mcc_fab_verbs_cfg_defaults(&vc);
+	if (mcc_fab_verbs_cfg_devices(&vc, o->devices) || vc.nodes < 2) {
+		fprintf(stderr, "bad --devices '%s' (two nodes: a,b;c,d)\n", o->devices);
+		return 2;
+	}
+	vc.qp_timeout = o->ib_timeout < 0 ? MCC_FAB_VERBS_KEEP : (uint32_t)o->ib_timeout;
+	vc.qp_retry_cnt = o->ib_retry < 0 ? MCC_FAB_VERBS_KEEP : (uint32_t)o->ib_retry;
+	if (o->poll >= 0)
+		vc.poll_mode = (uint32_t)o->poll;
+	W.ndev = vc.devs_per_node;
+	W.lat = calloc(LATCAP, sizeof(*W.lat));
+	if (!W.lat)
+		return 2;
+	W.ex = mcc_exec_create(MCC_EXEC_THREADED, 1);
+	if (o->model) {
+		struct mcc_fab_model_cfg mc;
+		mcc_fab_model_cfg_defaults(&mc);
+		mc.nodes = 2;
+		mc.devs_per_node = W.ndev;
+		mc.link_bps = 1000000000ull; /* emulation-like speeds */
+		W.model = mcc_fab_model_create(&mc);
+		if (!W.model)
+			return 2;
+		W.fab = mcc_fab_model_handle(W.model);
+		W.fab_actor = mcc_exec_add(W.ex, "fabric", fab_step, NULL, 0);
+		mcc_fab_model_set_sched(W.model, fab_sched, NULL);
+		for (uint32_t n = 0; n < 2; n++)
+			for (uint32_t d = 0; d < W.ndev; d++)
+				snprintf(W.names[n][d], sizeof(W.names[n][d]), "model%u.%u", n, d);
+	} else {
+		W.v = mcc_fab_verbs_create(&vc);
+		if (!W.v)
+			return 2;
+		struct mcc_fab_verbs_trace tr = {on_wc, on_async, NULL};
+		mcc_fab_verbs_set_trace(W.v, &tr);
+		W.fab = mcc_fab_verbs_handle(W.v);
+		for (uint32_t n = 0; n < 2; n++)
+			for (uint32_t d = 0; d < W.ndev; d++)
+				snprintf(W.names[n][d], sizeof(W.names[n][d]), "%s",
+				         mcc_fab_verbs_dev_name(W.v, n, d));
+	}
+
+	/* node 1: the passive target memory, registered on each of its NICs */
+	W.blen = (size_t)o->conc * o->task_bytes;
+	if (posix_memalign((void **)&W.rbuf, 4096, W.blen) || posix_memalign((void **)&W.lbuf, 4096, W.blen))
+		return 2;
+	memset(W.rbuf, 0, W.blen);
+	memset(W.lbuf, 0, W.blen);
+	for (uint32_t d = 0; d < W.ndev; d++) {
+		W.rdev[d] = W.fab.ops->open_device(W.fab.fab, 1, d);
+		if (!W.rdev[d] || W.fab.ops->reg_mr(W.rdev[d], W.rbuf, W.blen, &W.rmr[d])) {
+			printf("FAIL: cannot open/register %s (node 1)\nRESULT FAIL\n", dev_name(1, d));
+			return 1;
+		}
+	}
+
+	struct mcc_host_env env;
+	memset(&env, 0, sizeof(env));
+	env.ex = W.ex;
+	env.fab = W.fab;
+	env.get_segment = get_segment;
+	env.cc_ini_path = o->ini;
+	env.cc_module_dir = o->module_dir;
+	if (o->engine == ENG_TE) {
+		struct te_config c;
+		te_config_defaults(&c);
+		c.node = 0;
+		c.num_devices = W.ndev;
+		c.workers_per_ctx = o->workers;
+		c.num_qp_per_ep = o->qps;
+		if (o->max_wr)
+			c.max_wr = o->max_wr;
+		c.retry_cnt = o->retry;
+		c.ib_timeout = (uint8_t)(o->ib_timeout < 0 ? 14 : o->ib_timeout);
+		c.ib_retry_cnt = (uint8_t)(o->ib_retry < 0 ? 7 : o->ib_retry);
+		c.rail_pause_s = o->rail_pause_s;
+		c.ctx_recovery_delay_ns = (uint64_t)o->recovery_ms * 1000000u;
+		W.te = te_engine_create(&c, &env);
+		if (!W.te || te_num_contexts(W.te) != W.ndev) {
+			printf("FAIL: TE engine on %s: %u of %u contexts\nRESULT FAIL\n", o->devices,
+			       W.te ? te_num_contexts(W.te) : 0, W.ndev);
+			return 1;
+		}
+		te_set_task_notify(W.te, on_task_done, NULL);
+		if (te_register_memory(W.te, W.lbuf, W.blen)) {
+			printf("FAIL: te_register_memory\nRESULT FAIL\n");
+			return 1;
+		}
+	} else {
+		struct tent_config c;
+		tent_config_defaults(&c);
+		c.node = 0;
+		c.num_devices = W.ndev;
+		c.num_lanes = o->lanes;
+		if (o->max_wr)
+			c.max_qp_wr = o->max_wr;
+		c.max_retry_count = o->retry;
+		c.ib_timeout = (uint8_t)(o->ib_timeout < 0 ? 14 : o->ib_timeout);
+		c.ib_retry_cnt = (uint8_t)(o->ib_retry < 0 ? 7 : o->ib_retry);
+		c.rail_cooldown_secs = o->rail_pause_s;
+		c.cc_plugin_dir = o->module_dir;
+		c.cc_config = o->ini;
+		W.tent = tent_engine_create(&c, &env);
+		if (!W.tent || tent_num_devices(W.tent) != W.ndev) {
+			printf("FAIL: TENT engine on %s: %u of %u devices\nRESULT FAIL\n", o->devices,
+			       W.tent ? tent_num_devices(W.tent) : 0, W.ndev);
+			return 1;
+		}
+		tent_set_task_notify(W.tent, on_task_done, NULL);
+		if (tent_register_memory(W.tent, W.lbuf, W.blen)) {
+			printf("FAIL: tent_register_memory\nRESULT FAIL\n");
+			return 1;
+		}
+	}
+	cc_identify(&env);
+	say("INFO engine=%s mode=%s module=%s devices=%s opcode=%s task_bytes=%" PRIu64
+	    " concurrency=%u bytes=%" PRIu64 " ib_timeout=%u ib_retry_cnt=%u poll=%s ini=%s",
+	    o->engine == ENG_TE ? "te" : "tent", W.mode, W.module, o->devices,
+	    o->opcode == TE_OPCODE_READ ? "read" : "write", o->task_bytes, o->conc, o->bytes,
+	    vc.qp_timeout, vc.qp_retry_cnt, vc.poll_mode ? "spin" : "event", o->ini ? o->ini : "-");
+	if (MCC_CC_COMPILED_IN)
+		for (uint32_t c = 0; c < W.ndev; c++) {
+			dom_add(MCC_DOMAIN_DEVICE, c, 0);
+			for (uint32_t d = 0; d < W.ndev; d++)
+				dom_add(MCC_DOMAIN_ROUTE, c, d);
+		}
+
+	W.app = mcc_exec_add(W.ex, "app", app_step, NULL, 0);
+	W.sampler = mcc_exec_add(W.ex, "sampler", sampler_step, NULL, 0);
+	W.t0 = now_ns();
+	mcc_exec_run(W.ex, W.t0 + (uint64_t)((o->max_duration + o->drain_s + 5) * 1e9), all_done, NULL);
+	uint64_t t_end = now_ns();
+	/* threads joined: settle what the last passes left, submit nothing */
+	W.stopping = 1;
+	app_step(NULL, t_end);
+	for (uint32_t d = 0; W.v && d < W.ndev; d++)
+		mcc_fab_verbs_drain_async(W.v, 1, d);
+	reap_steps(t_end);
+	for (uint32_t k = 0; k < W.next_step; k++)
+		if (!W.step_done[k] && W.pid[k] > 0) {
+			int status;
+			waitpid(W.pid[k], &status, 0);
+			W.step_done[k] = 1;
+		}
+
+	/* report */
+	for (uint32_t nd = 0; nd < 2; nd++)
+		for (uint32_t d = 0; d < W.ndev; d++) {
+			uint64_t n = atomic_load(&W.wc[nd][d][IBV_WC_SUCCESS]);
+			if (n)
+				say("WC status=IBV_WC_SUCCESS count=%" PRIu64 " dev=%s", n, dev_name(nd, d));
+		}
+	uint64_t fe = atomic_load(&W.first_err_ns);
+	if (fe)
+		say("SUMMARY first_error=%.3f s into the run", secs(fe - W.t0));
+	double el = W.t_last_done > W.t_first_submit ? secs(W.t_last_done - W.t_first_submit) : 0;
+	struct mcc_fab_verbs_stats vs;
+	memset(&vs, 0, sizeof(vs));
+	if (W.v)
+		mcc_fab_verbs_stats(W.v, &vs);
+	uint64_t avoids = 0, defers = 0, retried = 0, rails = 0;
+	if (o->engine == ENG_TE) {
+		struct te_stats st;
+		te_get_stats(W.te, &st);
+		avoids = st.avoids;
+		defers = st.defers;
+		retried = st.slices_retried;
+		rails = st.rail_pauses;
+	} else {
+		struct tent_stats st;
+		tent_get_stats(W.tent, &st);
+		avoids = st.avoids;
+		defers = st.defers;
+		retried = st.slices_retried;
+		rails = st.rail_pauses;
+	}
+	say("RESULT verbs label=%s engine=%s mode=%s module=%s bytes=%" PRIu64 " verified=%" PRIu64
+	    " tasks=%" PRIu64 " failed=%" PRIu64 " secs=%.3f gbps=%.4f wrs=%" PRIu64 " wc_errors=%" PRIu64
+	    " qps=%" PRIu64 " passive_qps=%" PRIu64 " async=%" PRIu64 " avoids=%" PRIu64
+	    " defers=%" PRIu64 " retried=%" PRIu64 " rail_pauses=%" PRIu64,
+	    o->label, o->engine == ENG_TE ? "te" : "tent", W.mode, W.module, W.bytes_submitted,
+	    W.bytes_verified, W.tasks_ok, W.tasks_failed, el,
+	    el > 0 ? (double)W.bytes_verified * 8 / el / 1e9 : 0.0, vs.wrs_posted, vs.wc_errors,
+	    vs.qps_created, vs.passive_qps, vs.async_events, avoids, defers, retried, rails);
+	say("RESULT tasks final NORMAL=%" PRIu64 " CONGESTED=%" PRIu64 " LONG_UNAVAILABLE=%" PRIu64
+	    " UNKNOWN=%" PRIu64 " seen_inflight NORMAL=%" PRIu64 " CONGESTED=%" PRIu64
+	    " LONG_UNAVAILABLE=%" PRIu64 " UNKNOWN=%" PRIu64 " reasons route_timeout=%" PRIu64
+	    " path_quarantined=%" PRIu64 " byte_window=%" PRIu64 " local_configuration=%" PRIu64
+	    " derived_flush=%" PRIu64 " no_usable_path=%" PRIu64,
+	    W.final_state[0], W.final_state[1], W.final_state[2], W.final_state[3], W.inflight_seen[0],
+	    W.inflight_seen[1], W.inflight_seen[2], W.inflight_seen[3],
+	    W.reason_seen[MCC_REASON_ROUTE_TIMEOUT], W.reason_seen[MCC_REASON_PATH_QUARANTINED],
+	    W.reason_seen[MCC_REASON_BYTE_WINDOW], W.reason_seen[MCC_REASON_LOCAL_CONFIGURATION],
+	    W.reason_seen[MCC_REASON_DERIVED_FLUSH], W.reason_seen[MCC_REASON_NO_USABLE_PATH]);
+	host_stats_line();
+	for (uint32_t i = 0; i < W.ndom; i++) /* final states */
+		if (W.dom[i].seen)
+			say("FINAL dom=%s state=%s gen=%u window=%" PRIu64 " quarantines=%" PRIu64
+			    " probes=%" PRIu64 " cuts=%" PRIu64 " errors=%" PRIu64 " completed=%" PRIu64,
+			    W.dom[i].name, state_name((int)W.dom[i].last.state), W.dom[i].last.generation,
+			    W.dom[i].last.window_bytes, W.dom[i].last.quarantines, W.dom[i].last.probes,
+			    W.dom[i].last.window_cuts, W.dom[i].last.errors, W.dom[i].last.completed_bytes);
+
+	checks_common();
+	switch (o->check) {
+	case CHK_HEALTHY:
+		checks_healthy();
+		break;
+	case CHK_PEER_CUT:
+		checks_peer_cut();
+		break;
+	case CHK_LOCAL_DOWN:
+		checks_local_down();
+		break;
+	case CHK_TBF:
+		checks_tbf();
+		break;
+	default:
+		break;
+	}
+
+	/* teardown: engine (its QPs, CQs, MRs, devices), then the target */
+	if (o->engine == ENG_TE)
+		te_engine_destroy(W.te);
+	else
+		tent_engine_destroy(W.tent);
+	for (uint32_t d = 0; d < W.ndev; d++) {
+		W.fab.ops->dereg_mr(&W.rmr[d]);
+		W.fab.ops->close_device(W.rdev[d]);
+	}
+	if (W.v) {
+		mcc_fab_verbs_stats(W.v, &vs);
+		if (vs.qps_created != vs.destroys)
+			say("INFO %" PRIu64 " QPs created, %" PRIu64 " destroyed", vs.qps_created,
+			    vs.destroys);
+		mcc_fab_verbs_destroy(W.v);
+	}
+	if (W.model)
+		mcc_fab_model_destroy(W.model);
+	mcc_exec_destroy(W.ex);
+	for (uint32_t i = 0; i < W.ndom; i++)
+		free(W.dom[i].s);
+	free(W.lat);
+	free(W.rbuf);
+	free(W.lbuf);
+	say("RESULT %s%s%s", W.fails ? "FAIL" : "PASS", o->label[0] ? " " : "", o->label);
+	return W.fails ? 1 : 0;
+}

@@ -1,0 +1,123 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# verbs_run.sh SCENARIO [ENGINE]  (guest script, topology quad)
+# Runs $BUILDDIR/host_stubs/verbs/mcc_verbs_run: a TE or TENT host stub on
+# the real-verbs fabric backend, node 0 = rxe0/rxe1 (eth0/eth1), node 1 =
+# rxe2/rxe3 (eth2/eth3), all four NICs on one QEMU hub.
+#
+# SCENARIO:
+#   healthy     TE and TENT, each with the modules null (mode off), observe
+#               and aimd (enforce), switched by editing one ini file and
+#               restarting the host, plus the compile-out binary: payload
+#               verified byte for byte, no error WC, caller task states
+#   peer-cut    the cable of node 1's rail 0 (rxe2, QEMU n2) is pulled
+#               mid-transfer and plugged back: RETRY_EXC_ERR -> SUSPECT ->
+#               QUARANTINED -> traffic avoided onto rail 1 -> PROBING on a
+#               new generation -> HEALTHY; task states; nothing lost
+#   local-down  "ip link set eth0 down" (node 0's rail 0) mid-transfer, up
+#               again later: PORT_ERR, LOC_QP_OP_ERR, a flush burst counted
+#               once, quarantine at port scope, nothing lost
+#   tbf         "tc qdisc add dev eth0 root tbf" shapes node 0's rail 0:
+#               completion latency and drain time rise, the route goes
+#               CONGESTED and its window shrinks, no quarantine
+# ENGINE: te (default) or tent.
+# The ini files are written here (under /tmp of the guest); each run prints
+# its assertions (CHECK ok / FAIL) and RESULT lines.
+. "$SR_GUEST/lib.sh"
+SCEN=${1:-healthy}
+ENGINE=${2:-te}
+BIN=$BUILDDIR/host_stubs/verbs/mcc_verbs_run
+NOCC=$BUILDDIR/host_stubs/verbs/mcc_verbs_run_nocc
+sr_need_bin "$BIN"
+[ "$SR_TOPO" = quad ] || sr_fail "verbs_run needs topology quad (got $SR_TOPO)"
+sr_net_setup
+INI=/tmp/mcc.ini
+rc=0
+# QP ACK timeout 16 (268 ms), retry_cnt 3: a dead peer fails a WR after
+# (3 + 1) x 268 ms ~ 1.1 s. The backend default (14 / 6, ~0.5 s) is too
+# tight for a loaded host: TCG guests descheduled for tens of ms cause
+# spurious retransmits and, in rxe, IBV_WC_REM_INV_REQ_ERR on healthy paths.
+QP="--ib-timeout 16 --ib-retry 3"
+
+# run LIMIT_S ARGS...: one mcc_verbs_run, its exit status folded into rc
+run() {
+	local lim=$1
+	shift
+	sr_log "mcc_verbs_run $*"
+	timeout -k 5 "$lim" "$@"
+	local r=$?
+	[ $r = 124 ] && echo "FAIL: mcc_verbs_run did not finish within $lim s"
+	sr_log "mcc_verbs_run: exit status $r"
+	[ $r = 0 ] || rc=1
+}
+
+# ini MODE MODULE [controller lines...]: write the policy configuration
+ini() {
+	local mode=$1 module=$2
+	shift 2
+	{
+		echo "; written by verbs_run.sh ($SCEN)"
+		echo "[policy]"
+		echo "mode = $mode"
+		echo "module = $module"
+		echo "[controller]"
+		for l in "$@"; do echo "$l"; done
+	} > "$INI"
+}
+
+case $SCEN in
+healthy)
+	# not a congestion test: a drain target no emulated path can miss
+	ini off null "target_drain_us = 5000000" "epoch_us = 20000"
+	for eng in te tent; do
+		for m in off:null observe:observe enforce:aimd; do
+			mode=${m%%:*} module=${m#*:}
+			# switch the module: edit the ini, restart the host
+			sed -i "s/^mode = .*/mode = $mode/; s/^module = .*/module = $module/" "$INI"
+			echo "INI $(grep -E '^(mode|module) =' "$INI" | tr '\n' ' ')"
+			run 60 "$BIN" $QP --engine "$eng" --ini "$INI" --bytes 16777216 --task-bytes 1048576 \
+				--concurrency 4 --check healthy --expect-mode "$mode" --expect-module "$module" \
+				--label "$eng-$mode" --quiet
+		done
+	done
+	if [ -x "$NOCC" ]; then
+		run 60 "$NOCC" $QP --engine te --bytes 16777216 --check healthy --expect-mode compiled-out \
+			--label te-compiled-out --quiet
+	fi
+	;;
+peer-cut)
+	# SUSPECT at the first RETRY_EXC_ERR, QUARANTINED at the second; short
+	# cooldown so recovery fits; congestion out of the picture
+	ini enforce aimd "target_drain_us = 5000000" "epoch_us = 10000" "hard_error_threshold = 2" \
+		"cooldown_ms = 1500" "cooldown_max_ms = 3000" "probe_successes = 3" "low_pressure_epochs = 4"
+	run 75 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 524288 --concurrency 4 \
+		--duration 8 --max-duration 45 --until-healthy --check peer-cut --watch 0 \
+		--at "1.5:sr-mon -v $SR_VM set_link n2 off" --at "6:sr-mon -v $SR_VM set_link n2 on" \
+		--label "$ENGINE-peer-cut" --quiet
+	;;
+local-down)
+	ini enforce aimd "target_drain_us = 5000000" "epoch_us = 10000" "hard_error_threshold = 2" \
+		"cooldown_ms = 1500" "cooldown_max_ms = 3000" "probe_successes = 3" "low_pressure_epochs = 4"
+	# "ip link set eth0 down" also drops eth0's policy route: restore it
+	run 75 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 524288 --concurrency 4 \
+		--duration 7 --max-duration 45 --until-healthy --check local-down --watch 0 \
+		--at "1.5:ip link set eth0 down" \
+		--at "4.5:ip link set eth0 up && ip route replace 10.0.0.0/24 dev eth0 src 10.0.0.1 table 100" \
+		--label "$ENGINE-local-down" --quiet
+	;;
+tbf)
+	# drain target between the healthy and the shaped rail (TCG numbers)
+	ini enforce aimd "target_drain_us = 150000" "epoch_us = 25000" "high_pressure_epochs = 2" \
+		"low_pressure_epochs = 4" "min_window_bytes = 65536" "max_window_bytes = 1048576" \
+		"ai_bytes = 65536"
+	run 75 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 262144 --concurrency 4 \
+		--duration 9 --max-duration 30 --check tbf --watch 0 \
+		--at "3:tc qdisc add dev eth0 root tbf rate 8mbit burst 16kb latency 500ms" \
+		--label "$ENGINE-tbf" --quiet
+	tc qdisc del dev eth0 root 2>/dev/null
+	;;
+*) sr_fail "unknown scenario '$SCEN'" ;;
+esac
+for d in rxe0 rxe1 rxe2 rxe3; do echo "rxe counters $d: $(sr_rxe_stats "$d")"; done
+exit $rc
