@@ -89,6 +89,12 @@ const char *mcc_instance_name(const mcc_instance *inst);
 const char *mcc_instance_error(const mcc_instance *inst);
 /* The merged configuration in force (defaults when off by error). */
 const struct mcc_config *mcc_instance_config(const mcc_instance *inst);
+/* What the module asked for in init() (struct mcc_init_out_v1): the signal
+ * kinds it subscribes to, bit (1 << enum mcc_signal_kind) each, and whether
+ * it wants on_async_event. A host sends only subscribed signals (and async
+ * events only when wanted). 0 for the null module and the built-in fallback. */
+uint64_t mcc_instance_signal_mask(const mcc_instance *inst);
+int mcc_instance_wants_async_events(const mcc_instance *inst);
 
 /* Configuration helpers (also used by tests and tools). */
 void mcc_config_defaults(struct mcc_config *cfg);

@@ -12,8 +12,9 @@
  *
  * (use MCC_POLICY_V1_DEFINE below) and nothing else. Nothing of the module
  * runs at dlopen time: no constructors. The host (libmcc, see mcc_loader.h)
- * checks the descriptor, fills every NULL or absent callback with the null
- * module's, and calls init(). After that the engine calls the module at the
+ * checks the descriptor (name, major, struct_size, MCC_CAP_THREAD_SAFE and a
+ * non-NULL init are required), fills every other NULL or absent callback
+ * with the null module's, and calls init(). After that the engine calls the module at the
  * points of the RFC "Shared low-overhead RDMA congestion control for TE and
  * TENT" (Mooncake #4162):
  *
@@ -352,7 +353,7 @@ struct mcc_completion {
 	int32_t wc_status;   /* raw enum ibv_wc_status, unknown values allowed */
 	uint32_t vendor_err; /* diagnostic only; never widens scope */
 	uint32_t generation; /* endpoint generation captured at post */
-	uint64_t bytes;      /* bytes of the permit this WC settles */
+	uint64_t bytes;      /* bytes of the permit this WC settles; 0: all it holds */
 	uint64_t post_ns;    /* host clock at post (0 = not sampled) */
 	uint64_t complete_ns;/* host clock at poll (0 = not sampled) */
 	uint32_t qp_num;

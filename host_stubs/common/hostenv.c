@@ -38,6 +38,20 @@ int mcc_host_lane_id_alloc(void)
 	return id;
 }
 
+uint32_t mcc_host_lane_budget(uint32_t own)
+{
+	uint32_t high = 0;
+	pthread_mutex_lock(&lane_mu);
+	for (int i = LANE_IDS - 1; i >= 0; i--)
+		if (lane_used[i]) {
+			high = (uint32_t)i + 1;
+			break;
+		}
+	pthread_mutex_unlock(&lane_mu);
+	uint32_t n = high + own;
+	return n > LANE_IDS ? LANE_IDS : n;
+}
+
 void mcc_host_lane_id_free(int id)
 {
 	if (id < 0 || id >= LANE_IDS)

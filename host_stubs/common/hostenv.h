@@ -41,6 +41,9 @@ struct mcc_host_env {
 	const char *cc_ini_path;
 	const char *cc_module_dir;
 	int cc_ignore_env;
+	/* max_lanes declared to the policy (0: the engine declares its own
+	 * lanes, mcc_host_lane_budget); set it to the process-wide total when
+	 * several engines share the one policy instance */
 	uint32_t cc_max_lanes;
 	/* optional log sink for the policy (NULL: stderr) */
 	void (*log)(void *, int, const char *, ...);
@@ -54,6 +57,13 @@ uint64_t mcc_host_checksum(const void *p, size_t n);
  * instance); -1 when exhausted. */
 int mcc_host_lane_id_alloc(void);
 void mcc_host_lane_id_free(int id);
+/* The max_lanes an engine declares to mcc_instance_acquire() when it will
+ * open `own` lanes: the ids the process-wide allocator hands out next are
+ * the lowest free ones, all below (highest id in use + 1) + own. An embedder
+ * running several engines on one shared policy instance declares the
+ * process-wide total in mcc_host_env.cc_max_lanes instead (the first
+ * engine's declaration is the instance's). */
+uint32_t mcc_host_lane_budget(uint32_t own);
 
 /* Process-wide tick ownership: returns 1 when the caller should call
  * tick(now) now (at most once per epoch over all engines sharing the

@@ -1066,6 +1066,29 @@ int mcc_fab_verbs_drain_async(mcc_fab_verbs *v, uint32_t node, uint32_t dev)
 	return n;
 }
 
+void mcc_fab_verbs_dump(mcc_fab_verbs *v, FILE *f)
+{
+	static const char *const st[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
+	pthread_mutex_lock(&v->mu);
+	for (struct mcc_fab_qp *q = v->qps; q; q = q->next) {
+		struct ibv_qp_attr a;
+		struct ibv_qp_init_attr ia;
+		int qs = ibv_query_qp(q->qp, &a, IBV_QP_STATE, &ia) ? -1 : (int)a.qp_state;
+		int ps = -1;
+		if (q->peer && !ibv_query_qp(q->peer->qp, &a, IBV_QP_STATE, &ia))
+			ps = (int)a.qp_state;
+		fprintf(f,
+		        "verbs: qp %s/%u state=%s outstanding=%u gen=%u peer=%s/%u peer_state=%s "
+		        "cq_outstanding=%lld\n",
+		        q->d->name, q->qp->qp_num, qs >= 0 && qs <= 6 ? st[qs] : "?",
+		        atomic_load(&q->ts_tail) - atomic_load(&q->ts_head), q->attr.generation,
+		        q->peer ? q->rdev->name : "-", q->peer ? q->peer->qp->qp_num : 0,
+		        ps >= 0 && ps <= 6 ? st[ps] : "-",
+		        (long long)atomic_load(&q->cq->outstanding));
+	}
+	pthread_mutex_unlock(&v->mu);
+}
+
 static const struct mcc_fab_ops verbs_ops = {
     .name = "verbs",
     .num_devices = v_num_devices,

@@ -48,6 +48,8 @@
 
 #include "fabric.h"
 
+#include <stdio.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -107,6 +109,11 @@ const char *mcc_fab_verbs_dev_name(const mcc_fab_verbs *v, uint32_t node, uint32
  * monitors (the passive side); each one goes to the trace. Returns the
  * number read. */
 int mcc_fab_verbs_drain_async(mcc_fab_verbs *v, uint32_t node, uint32_t dev);
+
+/* Diagnostics: one line per host QP (device, qp_num, verbs state queried
+ * with ibv_query_qp, WRs posted and not yet polled when the trace is on,
+ * the passive peer) to `f`. Slow path only. */
+void mcc_fab_verbs_dump(mcc_fab_verbs *v, FILE *f);
 
 /* Enum names as in <infiniband/verbs.h> ("IBV_WC_RETRY_EXC_ERR"). */
 const char *mcc_fab_verbs_wc_status_name(int status);

@@ -775,3 +775,15 @@ const struct mcc_config *mcc_instance_config(const mcc_instance *inst)
 {
 	return &get(inst)->cfg;
 }
+
+uint64_t mcc_instance_signal_mask(const mcc_instance *inst)
+{
+	const struct mcc_instance *i = get(inst);
+	return i->is_fallback ? 0 : i->init_out.signal_mask;
+}
+
+int mcc_instance_wants_async_events(const mcc_instance *inst)
+{
+	const struct mcc_instance *i = get(inst);
+	return !i->is_fallback && i->init_out.want_async_events != 0;
+}

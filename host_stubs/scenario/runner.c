@@ -106,6 +106,12 @@ static void table_row(const struct mcc_scn_result *r)
 	       r->scenario, r->engine, r->arm, r->goodput_gbps, r->cpu_ms, r->p50_us, r->p99_us,
 	       r->p999_us, r->queue_peak_bytes >> 10, r->queue_peak_steady_bytes >> 10, r->pause_ms, r->bytes_lost, r->bytes_corrupted,
 	       r->permits_leaked, st, r->state_timeline);
+	if (r->nflows > 1 && r->nflows <= 4) { /* e.g. rxpressure: the other receivers' share */
+		printf("%-10s %-4s %-12s flows Gb/s:", "", "", "");
+		for (uint32_t i = 0; i < r->nflows; i++)
+			printf(" %.2f", r->flow_gbps[i]);
+		printf("\n");
+	}
 }
 
 int main(int argc, char **argv)
@@ -191,7 +197,7 @@ int main(int argc, char **argv)
 					}
 				} else if (is_out || MCC_CC_COMPILED_IN) {
 					char csv[PATH_MAX];
-					struct mcc_scn_opts o = {*n, arm, en, exec, seed, dur, quick, mdir, NULL, NULL};
+					struct mcc_scn_opts o = {*n, arm, en, exec, seed, dur, quick, mdir, NULL, NULL, NULL};
 					if (out) {
 						snprintf(csv, sizeof(csv), "%s/%s-%s-%s.csv", out, *n, en ? "tent" : "te",
 						         arm);

@@ -181,6 +181,7 @@ static uint32_t eng_nctx(struct sender *s)
 struct eng_stats {
 	uint64_t defers, avoids, admits, rail_pauses, wc_errors, flushes, vcpu;
 	int64_t permits_live;
+	uint64_t posted;
 };
 
 static void eng_stats(struct sender *s, struct eng_stats *o)
@@ -188,13 +189,15 @@ static void eng_stats(struct sender *s, struct eng_stats *o)
 	if (s->kind == MCC_SCN_TE) {
 		struct te_stats t;
 		te_get_stats(s->te, &t);
-		*o = (struct eng_stats){t.defers, t.avoids, t.admits, t.rail_pauses, t.wc_errors,
-		                        t.flushes, t.cpu_virtual_ns, t.permits_live};
+		*o = (struct eng_stats){t.defers,  t.avoids,          t.admits,
+		                        t.rail_pauses, t.wc_errors, t.flushes,
+		                        t.cpu_virtual_ns, t.permits_live, t.slices_posted};
 	} else {
 		struct tent_stats t;
 		tent_get_stats(s->tent, &t);
-		*o = (struct eng_stats){t.defers, t.avoids, t.admits, t.rail_pauses, t.wc_errors,
-		                        t.flushes, t.cpu_virtual_ns, t.permits_live};
+		*o = (struct eng_stats){t.defers,  t.avoids,          t.admits,
+		                        t.rail_pauses, t.wc_errors, t.flushes,
+		                        t.cpu_virtual_ns, t.permits_live, t.slices_posted};
 	}
 }
 
@@ -613,6 +616,8 @@ static int write_ini(struct scn *sc)
 		fprintf(f, "module_dir = %s\n", sc->o->module_dir);
 	if (sc->o->module)
 		fprintf(f, "module = %s\n", sc->o->module);
+	if (sc->o->ini_extra)
+		fprintf(f, "%s\n", sc->o->ini_extra);
 	fclose(f);
 	return 0;
 }
@@ -663,6 +668,10 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 	sc->env.seg_arg = sc;
 	sc->env.cc_ini_path = MCC_CC_COMPILED_IN ? sc->ini_path : NULL;
 	sc->env.cc_ignore_env = 1;
+	/* all senders share the process's one policy instance: declare every
+	 * engine's lanes (TE: per context 2 workers + monitor; TENT: 6 lanes +
+	 * monitor) */
+	sc->env.cc_max_lanes = sh.senders * (o->engine == MCC_SCN_TE ? sh.devs * 3 : 7);
 	sc->fab_actor = mcc_exec_add(sc->ex, "fabric", fab_step, sc, MCC_EXEC_PARK);
 	mcc_fab_model_set_sched(sc->model, fab_sched, sc);
 	for (uint32_t i = 0; i < sc->nsnd; i++) {
@@ -746,6 +755,9 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 		mcc_exec_wake(sc->flows[i].actor, mcc_exec_now(sc->ex));
 	uint64_t t_end = mcc_exec_now(sc->ex);
 	mcc_exec_run(sc->ex, t_end + 40000000000ull, all_idle, sc);
+	/* a few idle control epochs: lane credit goes stale (idle domains leave
+	 * credit mode), so the domains' in-flight is back to the live bytes */
+	mcc_exec_run(sc->ex, mcc_exec_now(sc->ex) + 5000000ull, NULL, NULL);
 	if (mcc_exec_kind(sc->ex) == MCC_EXEC_THREADED) /* threads joined; reap */
 		for (uint32_t i = 0; i < sc->nflows; i++)
 			flow_step(&sc->flows[i], mcc_exec_now(sc->ex));
@@ -806,6 +818,7 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 		r->defers += es.defers;
 		r->avoids += es.avoids;
 		r->admits += es.admits;
+		r->posted += es.posted;
 		r->rail_pauses += es.rail_pauses;
 		r->wc_errors += es.wc_errors;
 		r->flushes += es.flushes;

@@ -27,6 +27,8 @@ struct mcc_scn_opts {
 	const char *module_dir; /* policy modules (NULL: the loader's default) */
 	const char *timeline_csv; /* NULL: none */
 	const char *module;     /* optional [policy] module override (name or path) */
+	const char *ini_extra;  /* optional text appended to the generated ini (e.g. a
+	                         * [controller] section) */
 };
 
 #define MCC_SCN_MAX_FLOWS 20
@@ -53,6 +55,7 @@ struct mcc_scn_result {
 	double flow_gbps[MCC_SCN_MAX_FLOWS];
 	uint32_t nflows;
 	uint64_t digest;          /* determinism digest (excludes real CPU) */
+	uint64_t posted;          /* WRs the hosts handed to the fabric */
 };
 
 int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r);

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +75,8 @@ struct te_task {
 	_Atomic uint64_t transferred;
 	uint32_t slice_count;
 	_Atomic uint32_t success, failed;
-	_Atomic int finished;
+	_Atomic uint32_t resolved; /* slices in a terminal state */
+	_Atomic int finished;      /* set last: the batch may be freed from here on */
 	int submitted;
 	struct te_slice *slices;
 };
@@ -196,8 +198,11 @@ struct te_engine {
 	void (*notify)(void *, uint64_t, uint64_t);
 	void *notify_arg;
 	struct te_counters c;
+	/* cc_on: the controller is not off (read once at construction: mode
+	 * off bypasses every hook, RFC "off: bypass policy and admission
+	 * state"); sig_mask / cc_async: what the module subscribed to */
 	MCC_FIELD(mcc_instance *inst; const struct mcc_policy_v1 *ops; void *cc; pthread_mutex_t cc_mu;
-	          uint64_t epoch_ns;)
+	          uint64_t epoch_ns; uint64_t sig_mask; bool cc_on; bool cc_async;)
 };
 
 #define CNT_ADD(e, f, v) atomic_fetch_add_explicit(&(e)->c.f, (v), memory_order_relaxed)
@@ -229,24 +234,31 @@ static uint64_t now_of(te_engine *e)
 
 /* ------------------------------------------------------------ task status */
 
+/* The single terminal transition of a slice. The slice and its task live
+ * in the batch, which the application may free as soon as the task is
+ * finished (freeBatchID): everything needed afterwards is read before the
+ * last slice publishes `finished`, and nothing of the batch is touched after
+ * it. One counter decides which slice is the last (two counters, read one
+ * after the other, can let two slices both see themselves last). */
 static void task_settle(te_engine *e, struct te_slice *s, int ok)
 {
 	struct te_task *t = s->task;
+	uint64_t batch_id = (uint64_t)(uintptr_t)t->batch, task_id = t->task_id;
+	uint32_t count = t->slice_count;
 	s->status = ok ? SL_SUCCESS : SL_FAILED;
-	uint32_t done;
 	if (ok) { /* Slice::markSuccess */
 		atomic_fetch_add(&t->transferred, s->len);
-		done = atomic_fetch_add(&t->success, 1) + 1 + atomic_load(&t->failed);
+		atomic_fetch_add(&t->success, 1);
 		CNT_ADD(e, slices_completed, 1);
 	} else { /* Slice::markFailed */
-		done = atomic_fetch_add(&t->failed, 1) + 1 + atomic_load(&t->success);
+		atomic_fetch_add(&t->failed, 1);
 		CNT_ADD(e, slices_failed, 1);
 	}
-	if (done == t->slice_count) {
-		atomic_store(&t->finished, 1);
-		if (e->notify)
-			e->notify(e->notify_arg, (uint64_t)(uintptr_t)t->batch, t->task_id);
-	}
+	if (atomic_fetch_add(&t->resolved, 1) + 1 != count)
+		return; /* not the last: the task (and s) may be gone from here on */
+	atomic_store(&t->finished, 1); /* t and s may be freed from here on */
+	if (e->notify)
+		e->notify(e->notify_arg, batch_id, task_id);
 }
 
 /* --------------------------------------------------------- policy helpers */
@@ -255,6 +267,8 @@ static void task_settle(te_engine *e, struct te_slice *s, int ok)
 static void cc_signal(te_engine *e, uint32_t kind, struct te_ctx *ctx, struct te_route *rt,
                       const struct te_slice *s, uint32_t gen, int32_t err, uint64_t v0)
 {
+	if (!(e->sig_mask & (1ull << kind))) /* off, or not subscribed */
+		return;
 	struct mcc_signal sig;
 	memset(&sig, 0, sizeof(sig));
 	sig.struct_size = sizeof(sig);
@@ -405,7 +419,7 @@ static struct te_route *route_get(te_engine *e, struct te_ctx *ctx, int32_t seg,
 	snprintf(rt->path, sizeof(rt->path), "node%d:12345@mlx5_%d", seg, dev);
 	rt->route_id = ((uint64_t)ctx->idx << 32) | ((uint64_t)seg << 8) | (uint64_t)dev;
 	ctx->routes[seg][dev] = rt;
-	MCC_HOOK(cc_route_open(e, ctx, rt);) /* endpoint to a remote NIC resolved */
+	MCC_HOOK(if (e->cc_on) cc_route_open(e, ctx, rt);) /* endpoint to a remote NIC resolved */
 	MCC_NOCC((void)e;)
 	return rt;
 }
@@ -723,7 +737,7 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 #if MCC_CC_COMPILED_IN
 		/* RdmaEndPoint::submitPostSend: admission immediately before
 		 * ibv_post_send, on the resolved (device, route), full slice. */
-		if (rt->cc) {
+		if (e->cc_on && rt->cc) {
 			struct mcc_task_ref tr = {(uint64_t)(uintptr_t)s->task->batch, s->task->task_id,
 			                          s->retry_cnt, 0};
 			int d = e->ops->try_acquire(w->lane, rt->cc, s->len, ep->gen, &tr, &s->permit);
@@ -966,7 +980,7 @@ static uint64_t te_poll_step(void *arg, uint64_t now)
 		s->ep = NULL;
 #if MCC_CC_COMPILED_IN
 		/* WorkerPool::performPollCq: ibv_poll_cq returned this WC */
-		if (s->admitted) {
+		if (e->cc_on && s->admitted) {
 			struct mcc_completion c;
 			memset(&c, 0, sizeof(c));
 			c.struct_size = sizeof(c);
@@ -1026,7 +1040,7 @@ static uint64_t te_poll_step(void *arg, uint64_t now)
 		atomic_fetch_add(&ctx->redispatch_counter, 1);
 	/* poll-interval bookkeeping (last_poll_ts_ns_) and the progress hook */
 	atomic_store(&ctx->last_poll_ns, now);
-	MCC_HOOK(e->ops->poller_progress(w->lane, ctx->ccdev, (uint32_t)n);)
+	MCC_HOOK(if (e->cc_on) e->ops->poller_progress(w->lane, ctx->ccdev, (uint32_t)n);)
 	if (atomic_load(&ctx->cq_error) == 1) {
 		reclaim_cq(e, w);
 		atomic_store(&ctx->cq_error, 2);
@@ -1111,7 +1125,7 @@ static void handle_async(te_engine *e, struct te_ctx *ctx, const struct mcc_fab_
 	ae.qp_num = ev->qp_num;
 	ae.generation = gen;
 	ae.now_ns = now;
-	if (ctx->ccdev)
+	if (e->cc_async && ctx->ccdev)
 		e->ops->on_async_event(e->cc, &ae);
 #endif
 }
@@ -1159,7 +1173,7 @@ static uint64_t te_monitor_step(void *arg, uint64_t now)
 	}
 #if MCC_CC_COMPILED_IN
 	/* control epoch */
-	if (mcc_host_tick_claim(e->inst, now, e->epoch_ns)) {
+	if (e->cc_on && mcc_host_tick_claim(e->inst, now, e->epoch_ns)) {
 		e->ops->tick(e->cc, now);
 		mcc_host_tick_done();
 	}
@@ -1171,13 +1185,15 @@ static uint64_t te_monitor_step(void *arg, uint64_t now)
 /* ------------------------------------------------------------ construction */
 
 #if MCC_CC_COMPILED_IN
-static int cc_setup(te_engine *e)
+static int cc_setup(te_engine *e, uint32_t nctx)
 {
 	/* worker construction: load the process's policy (always usable) */
 	struct mcc_loader_opts o;
 	memset(&o, 0, sizeof(o));
 	o.struct_size = sizeof(o);
-	o.max_lanes = e->env.cc_max_lanes ? e->env.cc_max_lanes : 4096;
+	/* lanes this engine opens: per context its workers and the monitor */
+	o.max_lanes = e->env.cc_max_lanes ? e->env.cc_max_lanes
+	                                  : mcc_host_lane_budget(nctx * (e->cfg.workers_per_ctx + 1));
 	o.engine = "te";
 	o.ini_path = e->env.cc_ini_path;
 	o.host_caps = MCC_HOST_CAP_ASYNC_EVENTS | MCC_HOST_CAP_CQ_IDENTITY |
@@ -1195,16 +1211,28 @@ static int cc_setup(te_engine *e)
 	e->cc = mcc_instance_ctx(e->inst);
 	const struct mcc_config *cfg = mcc_instance_config(e->inst);
 	e->epoch_ns = cfg && cfg->policy.epoch_us ? (uint64_t)cfg->policy.epoch_us * 1000u : 1000000u;
+	/* read once at construction (RFC): off bypasses every hook; signals and
+	 * async events only as subscribed */
+	e->cc_on = mcc_instance_mode(e->inst) != MCC_MODE_OFF;
+	e->sig_mask = e->cc_on ? mcc_instance_signal_mask(e->inst) : 0;
+	e->cc_async = e->cc_on && mcc_instance_wants_async_events(e->inst);
 	pthread_mutex_init(&e->cc_mu, NULL);
 	return 0;
 }
 
 static int cc_lane(te_engine *e, uint32_t role, mcc_lane **lane, int *id)
 {
+	*lane = NULL;
+	*id = -1;
+	if (!e->cc_on)
+		return 0;
 	*id = mcc_host_lane_id_alloc();
 	struct mcc_lane_desc d = {sizeof(d), (uint32_t)(*id < 0 ? 0 : *id), role, 0};
-	if (*id < 0 || e->ops->lane_open(e->cc, &d, lane) != 0)
+	if (*id < 0 || e->ops->lane_open(e->cc, &d, lane) != 0) {
 		*lane = NULL;
+		mcc_host_lane_id_free(*id);
+		*id = -1;
+	}
 	return *lane ? 0 : -ENOSPC;
 }
 #endif
@@ -1225,13 +1253,14 @@ te_engine *te_engine_create(const struct te_config *cfg, const struct mcc_host_e
 		e->cfg.monitor_period_us = 1000;
 	pthread_mutex_init(&e->mr_mu, NULL);
 	pthread_mutex_init(&e->seg_mu, NULL);
-	MCC_HOOK(if (cc_setup(e) != 0) { free(e); return NULL; })
-
 	int ndev = e->fo->num_devices(env->fab.fab, cfg->node);
 	if (cfg->num_devices && (int)cfg->num_devices < ndev)
 		ndev = (int)cfg->num_devices;
 	if (ndev > TE_MAX_CTX)
 		ndev = TE_MAX_CTX;
+	if (ndev < 0)
+		ndev = 0;
+	MCC_HOOK(if (cc_setup(e, (uint32_t)ndev) != 0) { free(e); return NULL; })
 	for (int i = 0; i < ndev; i++) {
 		struct te_ctx *ctx = &e->ctx[e->nctx];
 		ctx->e = e;
@@ -1251,7 +1280,7 @@ te_engine *te_engine_create(const struct te_config *cfg, const struct mcc_host_e
 		/* RdmaContext construct: the device domain */
 		struct mcc_device_desc dd = {sizeof(dd), (uint32_t)ctx->idx, ctx->attr.name,
 		                             ctx->attr.num_ports, 0, ctx->attr.link_rate_bps};
-		if (e->ops->device_open(e->cc, &dd, &ctx->ccdev) != 0)
+		if (!e->cc_on || e->ops->device_open(e->cc, &dd, &ctx->ccdev) != 0)
 			ctx->ccdev = NULL;
 		cc_lane(e, MCC_LANE_MONITOR, &ctx->mon_lane, &ctx->mon_lane_id);
 #endif
@@ -1440,7 +1469,10 @@ int te_submit(te_engine *e, uint64_t batch_id, const struct te_request *reqs, si
 			s->len = (uint32_t)(i + 1 == cnt ? q->length - off : ss);
 			s->opcode = q->opcode;
 			s->seg = q->target_id;
-			MCC_HOOK(struct mcc_permit pi = MCC_PERMIT_INIT; s->permit = pi;)
+			MCC_HOOK(if (e->cc_on) {
+				struct mcc_permit pi = MCC_PERMIT_INIT;
+				s->permit = pi;
+			})
 		}
 		t->submitted = 1;
 		for (uint32_t i = 0; i < cnt; i++)
@@ -1457,10 +1489,11 @@ int te_get_transfer_status(te_engine *e, uint64_t batch_id, size_t task_id,
 	if (!b || task_id >= b->n || !st)
 		return -EINVAL;
 	struct te_task *t = &b->tasks[task_id];
-	uint32_t ok = atomic_load(&t->success), bad = atomic_load(&t->failed);
+	/* terminal once `finished` is published: then freeBatchID succeeds */
+	int fin = atomic_load(&t->finished);
 	st->transferred_bytes = atomic_load(&t->transferred);
-	if (ok + bad == t->slice_count)
-		st->status = bad ? TE_STATUS_FAILED : TE_STATUS_COMPLETED;
+	if (fin)
+		st->status = atomic_load(&t->failed) ? TE_STATUS_FAILED : TE_STATUS_COMPLETED;
 	else
 		st->status = TE_STATUS_WAITING;
 	return 0;
@@ -1474,7 +1507,7 @@ int te_free_batch(te_engine *e, uint64_t batch_id)
 	for (size_t i = 0; i < b->n; i++)
 		if (!atomic_load(&b->tasks[i].finished))
 			return -EBUSY;
-	MCC_HOOK(e->ops->batch_free(e->cc, batch_id);) /* freeBatchID */
+	MCC_HOOK(if (e->cc_on) e->ops->batch_free(e->cc, batch_id);) /* freeBatchID */
 	MCC_NOCC((void)e;)
 	for (size_t i = 0; i < b->n; i++)
 		free(b->tasks[i].slices);
@@ -1491,6 +1524,13 @@ int te_get_task_congestion_detail(te_engine *e, uint64_t batch_id, uint64_t task
 	if (!b || task_id >= b->n || !detail || detail->struct_size < 8)
 		return -EINVAL;
 #if MCC_CC_COMPILED_IN
+	if (!e->cc_on) { /* controller off: no evidence */
+		uint32_t sz = detail->struct_size;
+		memset(detail, 0, sz < sizeof(*detail) ? sz : sizeof(*detail));
+		detail->struct_size = sz;
+		detail->state = MCC_TASK_UNKNOWN;
+		return 0;
+	}
 	struct te_task *t = &b->tasks[task_id];
 	uint32_t facts = 0;
 	if (atomic_load(&t->success))

@@ -21,6 +21,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,7 @@ struct tent_slice {
 	uint32_t last_fallback_idx;
 	int priority;
 	uint64_t enqueue_ts;
+	MCC_FIELD(int cc_qdev;) /* device whose deferred bytes count this slice, or -1 */
 };
 
 struct tent_batch;
@@ -124,7 +126,10 @@ struct tent_dev {
 	/* DeviceSelector::DeviceInfo */
 	_Atomic uint64_t inflight_bytes, posted_bytes, completed_bytes;
 	_Atomic uint64_t ewma_bw_bits; /* double */
-	MCC_FIELD(mcc_device *ccdev;)
+	/* slices that chose this device but were deferred by admission: queued
+	 * behind its window, so the DeviceSelector counts them as load (else a
+	 * device whose window is full keeps winning ties it cannot serve) */
+	MCC_FIELD(mcc_device *ccdev; _Atomic uint64_t cc_deferred_bytes;)
 };
 
 struct tent_rail { /* RailMonitor entry */
@@ -179,7 +184,11 @@ struct tent_engine {
 	void (*notify)(void *, uint64_t, uint64_t);
 	void *notify_arg;
 	struct tent_counters c;
-	MCC_FIELD(mcc_instance *inst; const struct mcc_policy_v1 *ops; void *cc; uint64_t epoch_ns;)
+	/* cc_on: the controller is not off (read once at construction: mode
+	 * off bypasses every hook); sig_mask / cc_async: the module's
+	 * subscriptions */
+	MCC_FIELD(mcc_instance *inst; const struct mcc_policy_v1 *ops; void *cc; uint64_t epoch_ns;
+	          uint64_t sig_mask; bool cc_on; bool cc_async;)
 };
 
 #define CNT_ADD(e, f, v) atomic_fetch_add_explicit(&(e)->c.f, (v), memory_order_relaxed)
@@ -252,10 +261,14 @@ static uint32_t lkey_of(tent_engine *e, int dev, uint64_t a, uint32_t len)
 
 /* ------------------------------------------------------------ task status */
 
-/* updateSliceStatus: the single terminal transition of a slice. */
+/* updateSliceStatus: the single terminal transition of a slice. Once the
+ * last slice is resolved the application may free the batch (task and
+ * slice with it): what the notification needs is read before. */
 static void slice_done(tent_engine *e, struct tent_slice *s, int ok)
 {
 	struct tent_task *t = s->task;
+	uint64_t batch_id = (uint64_t)(uintptr_t)t->batch, task_id = t->id;
+	uint32_t count = t->nslices;
 	if (ok) {
 		atomic_fetch_add(&t->transferred, s->len);
 		atomic_fetch_add(&t->success, 1);
@@ -264,8 +277,8 @@ static void slice_done(tent_engine *e, struct tent_slice *s, int ok)
 		atomic_store(&t->failed, 1);
 		CNT_ADD(e, slices_failed, 1);
 	}
-	if (atomic_fetch_add(&t->resolved, 1) + 1 == t->nslices && e->notify)
-		e->notify(e->notify_arg, (uint64_t)(uintptr_t)t->batch, t->id);
+	if (atomic_fetch_add(&t->resolved, 1) + 1 == count && e->notify)
+		e->notify(e->notify_arg, batch_id, task_id); /* t, s: may be gone */
 }
 
 /* ------------------------------------------------------------- policy glue */
@@ -275,6 +288,8 @@ static void cc_signal(tent_engine *e, uint32_t kind, struct tent_dev *d, struct 
                       const struct tent_slice *s, uint32_t gen, int32_t err, uint64_t v0,
                       uint64_t v1)
 {
+	if (!(e->sig_mask & (1ull << kind))) /* off, or not subscribed */
+		return;
 	struct mcc_signal sig;
 	memset(&sig, 0, sizeof(sig));
 	sig.struct_size = sizeof(sig);
@@ -292,6 +307,23 @@ static void cc_signal(tent_engine *e, uint32_t kind, struct tent_dev *d, struct 
 	sig.value1 = v1;
 	sig.now_ns = now_of(e);
 	e->ops->on_signal(e->cc, &sig);
+}
+#endif
+
+#if MCC_CC_COMPILED_IN
+/* A deferred slice leaves (or re-enters) its device's deferred count. */
+static void cc_unqueue(tent_engine *e, struct tent_slice *s)
+{
+	if (s->cc_qdev >= 0) {
+		atomic_fetch_sub(&e->dev[s->cc_qdev].cc_deferred_bytes, s->len);
+		s->cc_qdev = -1;
+	}
+}
+
+static void cc_queue(tent_engine *e, struct tent_slice *s)
+{
+	s->cc_qdev = s->src_dev;
+	atomic_fetch_add(&e->dev[s->src_dev].cc_deferred_bytes, s->len);
 }
 #endif
 
@@ -344,7 +376,9 @@ static int select_device(tent_engine *e, uint32_t bytes, int avoid)
 		struct tent_dev *d = &e->dev[i];
 		if (!atomic_load(&d->enabled) || (int)i == avoid)
 			continue;
-		double score = ((double)atomic_load(&d->inflight_bytes) + bytes) / ld_bw(d);
+		double load = (double)atomic_load(&d->inflight_bytes);
+		MCC_HOOK(load += (double)atomic_load(&d->cc_deferred_bytes);)
+		double score = (load + bytes) / ld_bw(d);
 		if (best < 0 || score < bs) {
 			best = (int)i;
 			bs = score;
@@ -408,7 +442,7 @@ static struct tent_route *route_get(tent_engine *e, struct tent_dev *d, uint32_t
 		struct mcc_route_desc rd = {sizeof(rd), 1, e->fo->cq_id(d->cq[0]), 0,
 		                            ((uint64_t)d->idx << 32) | ((uint64_t)seg << 8) | (uint64_t)rdev,
 		                            rt->path, seg};
-		if (e->ops->route_open(e->cc, d->ccdev, &rd, &rt->cc) != 0)
+		if (!e->cc_on || !d->ccdev || e->ops->route_open(e->cc, d->ccdev, &rd, &rt->cc) != 0)
 			rt->cc = NULL;
 #else
 		(void)e;
@@ -566,6 +600,7 @@ static int submit_slice(struct tent_lane *l, struct tent_slice *s, struct tent_r
 			return 0; /* keep order behind a deferred slice of the same path */
 	struct tent_ep *ep = get_endpoint(e, d, rt);
 	if (!ep) { /* endpoint unavailable: retry */
+		MCC_HOOK(cc_unqueue(e, s);) /* before resubmit: it may finish the task */
 		resubmit(l, s);
 		return -1;
 	}
@@ -579,7 +614,7 @@ static int submit_slice(struct tent_lane *l, struct tent_slice *s, struct tent_r
 #if MCC_CC_COMPILED_IN
 	/* Workers::asyncPostSend -> RdmaEndPoint::submitSlices: admission right
 	 * before ibv_post_send, after getEndpoint resolved the path. */
-	if (rt->cc) {
+	if (e->cc_on && rt->cc) {
 		struct mcc_permit pi = MCC_PERMIT_INIT;
 		r->permit = pi;
 		struct mcc_task_ref tr = {(uint64_t)(uintptr_t)s->task->batch, s->task->id, s->retry_count, 0};
@@ -597,6 +632,7 @@ static int submit_slice(struct tent_lane *l, struct tent_slice *s, struct tent_r
 			    !(s->src_dev == avoid_dev && s->dst_dev == avoid_rdev)) {
 				s->retry_count++;
 				rc = -1;
+				cc_unqueue(e, s);
 				lane_push(l, s);
 			} else {
 				s->src_dev = avoid_dev;
@@ -613,6 +649,7 @@ static int submit_slice(struct tent_lane *l, struct tent_slice *s, struct tent_r
 			CNT_ADD(e, admits, 1);
 		}
 	}
+	cc_unqueue(e, s); /* leaves the queue: posted, or rejected and resubmitted */
 #endif
 	struct mcc_fab_send_wr wr = {0}, *bad = NULL;
 	wr.wr_id = (uint64_t)(uintptr_t)r;
@@ -683,6 +720,7 @@ static uint32_t async_post_send(struct tent_lane *l)
 	while (*pp) {
 		struct tent_slice *s = *pp;
 		if (s->src_dev < 0 || !atomic_load(&e->dev[s->src_dev].enabled)) {
+			MCC_HOOK(cc_unqueue(e, s);) /* choosing a device again */
 			if (generate_post_path(l, s, -1, -1, 0) != 0) {
 				/* no path at all: fail (cross-transport failover is the
 				 * runtime's, not modelled) */
@@ -702,6 +740,13 @@ static uint32_t async_post_send(struct tent_lane *l)
 			posted += rc > 0;
 			continue;
 		}
+		/* still queued on its device (deferred, or behind a deferred
+		 * slice of its path, or at a static limit): the DeviceSelector
+		 * counts it there */
+		MCC_HOOK(if (e->cc_on && s->cc_qdev != s->src_dev) {
+			cc_unqueue(e, s);
+			cc_queue(e, s);
+		})
 		prev = s;
 		pp = &s->next;
 	}
@@ -800,7 +845,7 @@ static uint32_t async_poll_cq(struct tent_lane *l, uint64_t now)
 			int st = wc[k].status;
 #if MCC_CC_COMPILED_IN
 			/* Workers::asyncPollCq: ibv_poll_cq returned this WC */
-			if (r->admitted) {
+			if (e->cc_on && r->admitted) {
 				struct mcc_completion c;
 				memset(&c, 0, sizeof(c));
 				c.struct_size = sizeof(c);
@@ -845,7 +890,7 @@ static uint32_t async_poll_cq(struct tent_lane *l, uint64_t now)
 			ep_reset(e, d, ep);
 		}
 		total += (uint32_t)(n > 0 ? n : 0);
-		MCC_HOOK(e->ops->poller_progress(l->lane, d->ccdev, (uint32_t)(n > 0 ? n : 0));)
+		MCC_HOOK(if (e->cc_on) e->ops->poller_progress(l->lane, d->ccdev, (uint32_t)(n > 0 ? n : 0));)
 		if (atomic_load(&d->cq_error) == 1)
 			reclaim_lane_qps(l, d);
 	}
@@ -935,7 +980,7 @@ static void handle_event(tent_engine *e, struct tent_dev *d, const struct mcc_fa
 	ae.qp_num = ev->qp_num;
 	ae.generation = gen;
 	ae.now_ns = now;
-	if (d->ccdev)
+	if (e->cc_async && d->ccdev)
 		e->ops->on_async_event(e->cc, &ae);
 #endif
 }
@@ -967,13 +1012,13 @@ static uint64_t tent_monitor_step(void *arg, uint64_t now)
 		pthread_mutex_unlock(&d->mu);
 #if MCC_CC_COMPILED_IN
 		/* TENT keeps deriving delivery rate from its own telemetry */
-		if (d->ccdev)
+		if (d->ccdev && (e->sig_mask & (1ull << MCC_SIG_DEVICE_TELEMETRY)))
 			cc_signal(e, MCC_SIG_DEVICE_TELEMETRY, d, NULL, NULL, 0, 0,
 			          atomic_load(&d->posted_bytes), atomic_load(&d->completed_bytes));
 #endif
 	}
 #if MCC_CC_COMPILED_IN
-	if (mcc_host_tick_claim(e->inst, now, e->epoch_ns)) {
+	if (e->cc_on && mcc_host_tick_claim(e->inst, now, e->epoch_ns)) {
 		e->ops->tick(e->cc, now);
 		mcc_host_tick_done();
 	}
@@ -993,7 +1038,8 @@ static int tent_load_cc_plugin(tent_engine *e)
 	struct mcc_loader_opts o;
 	memset(&o, 0, sizeof(o));
 	o.struct_size = sizeof(o);
-	o.max_lanes = e->env.cc_max_lanes ? e->env.cc_max_lanes : 4096;
+	/* the worker lanes, plus the monitor */
+	o.max_lanes = e->env.cc_max_lanes ? e->env.cc_max_lanes : mcc_host_lane_budget(e->nlanes + 1);
 	o.engine = "tent";
 	o.ini_path = e->cfg.cc_config ? e->cfg.cc_config : e->env.cc_ini_path;
 	o.module_dir = e->cfg.cc_plugin_dir ? e->cfg.cc_plugin_dir : e->env.cc_module_dir;
@@ -1012,6 +1058,10 @@ static int tent_load_cc_plugin(tent_engine *e)
 	e->cc = mcc_instance_ctx(e->inst);
 	const struct mcc_config *cfg = mcc_instance_config(e->inst);
 	e->epoch_ns = cfg && cfg->policy.epoch_us ? (uint64_t)cfg->policy.epoch_us * 1000u : 1000000u;
+	/* read once at construction (RFC): off bypasses every hook */
+	e->cc_on = mcc_instance_mode(e->inst) != MCC_MODE_OFF;
+	e->sig_mask = e->cc_on ? mcc_instance_signal_mask(e->inst) : 0;
+	e->cc_async = e->cc_on && mcc_instance_wants_async_events(e->inst);
 	return 0;
 }
 #endif
@@ -1044,11 +1094,14 @@ tent_engine *tent_engine_create(const struct tent_config *cfg, const struct mcc_
 		pthread_mutex_init(&l->qmu, NULL);
 		snprintf(l->name, sizeof(l->name), "tent%u.lane%u", cfg->node, w);
 #if MCC_CC_COMPILED_IN
-		l->lane_id = mcc_host_lane_id_alloc();
+		l->lane_id = e->cc_on ? mcc_host_lane_id_alloc() : -1;
 		struct mcc_lane_desc ld = {sizeof(ld), (uint32_t)(l->lane_id < 0 ? 0 : l->lane_id),
 		                           MCC_LANE_POST_POLL, 0};
-		if (l->lane_id < 0 || e->ops->lane_open(e->cc, &ld, &l->lane) != 0)
+		if (l->lane_id < 0 || e->ops->lane_open(e->cc, &ld, &l->lane) != 0) {
 			l->lane = NULL;
+			mcc_host_lane_id_free(l->lane_id);
+			l->lane_id = -1;
+		}
 #endif
 		l->actor = mcc_exec_add(env->ex, l->name, tent_lane_step, l, MCC_EXEC_PARK);
 	}
@@ -1070,7 +1123,7 @@ tent_engine *tent_engine_create(const struct tent_config *cfg, const struct mcc_
 #if MCC_CC_COMPILED_IN
 		struct mcc_device_desc dd = {sizeof(dd), (uint32_t)d->idx, d->attr.name, d->attr.num_ports,
 		                             0, d->attr.link_rate_bps};
-		if (e->ops->device_open(e->cc, &dd, &d->ccdev) != 0)
+		if (!e->cc_on || e->ops->device_open(e->cc, &dd, &d->ccdev) != 0)
 			d->ccdev = NULL;
 #endif
 		e->ndev++;
@@ -1230,6 +1283,7 @@ int tent_submit(tent_engine *e, uint64_t batch_id, const tent_request_t *reqs, s
 			s->src_dev = -1;
 			s->priority = q->priority;
 			s->enqueue_ts = now;
+			MCC_HOOK(s->cc_qdev = -1;)
 		}
 		for (uint32_t k = 0; k < cnt; k++)
 			lane_push(&e->lanes[(lane0 + k) % e->nlanes], &t->slices[k]);
@@ -1260,7 +1314,7 @@ int tent_free_batch(tent_engine *e, uint64_t batch_id)
 	for (size_t i = 0; i < b->n; i++)
 		if (atomic_load(&b->tasks[i].resolved) != b->tasks[i].nslices)
 			return -EBUSY;
-	MCC_HOOK(e->ops->batch_free(e->cc, batch_id);) /* tent_free_batch */
+	MCC_HOOK(if (e->cc_on) e->ops->batch_free(e->cc, batch_id);) /* tent_free_batch */
 	MCC_NOCC((void)e;)
 	for (size_t i = 0; i < b->n; i++)
 		free(b->tasks[i].slices);
@@ -1277,6 +1331,13 @@ int tent_get_task_congestion_detail(tent_engine *e, uint64_t batch_id, uint64_t 
 	if (!b || task_id >= b->n || !detail || detail->struct_size < 8)
 		return -EINVAL;
 #if MCC_CC_COMPILED_IN
+	if (!e->cc_on) { /* controller off: no evidence */
+		uint32_t sz = detail->struct_size;
+		memset(detail, 0, sz < sizeof(*detail) ? sz : sizeof(*detail));
+		detail->struct_size = sz;
+		detail->state = MCC_TASK_UNKNOWN;
+		return 0;
+	}
 	struct tent_task *t = &b->tasks[task_id];
 	uint32_t facts = 0;
 	if (atomic_load(&t->success))

@@ -81,10 +81,13 @@ void mcc_ctl_publish(struct mcc_core *core, struct mcc_dom *d, uint32_t state, b
 	uint64_t old = atomic_load_explicit(&d->ctl, RLX);
 	uint64_t w = atomic_load_explicit(&d->window, RLX);
 	uint64_t slice = atomic_load_explicit(&d->max_slice, RLX);
-	uint64_t lanes4 = 4ull * core->max_lanes;
+	uint32_t lanes = atomic_load_explicit(&core->lanes_open, RLX);
+	uint64_t lanes4 = 4ull * (lanes ? lanes : 1);
 	if (!slice)
 		slice = MCC_SLICE_REF;
-	/* credit mode only while HEALTHY, busy, with window >= 4 * max_lanes * slice */
+	/* credit mode only while HEALTHY, busy, with window >= 4 * lanes * slice,
+	 * lanes = lanes open now (not the host's declared bound): at most
+	 * lanes x chunk <= window / 4 is cached */
 	bool credit = state == MCC_PATH_HEALTHY && d->cs.busy && w / lanes4 >= slice;
 	uint64_t chunk = w / lanes4, cap = MCC_CHUNK_MAX > slice ? MCC_CHUNK_MAX : slice;
 	if (chunk < slice)
@@ -208,8 +211,24 @@ static void recover(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 
 /* --------------------------------------------------------------------- AIMD */
 
+/*
+ * One epoch of AIMD. `sev` (1..100) scales the multiplicative decrease
+ * (anchors T3: x (1 - (1 - md) * s) on soft signals, at most once per
+ * epoch); `actual` is the domain's in-flight at this tick.
+ *
+ * The first cut needs high_pressure_epochs consecutive high epochs (the
+ * RFC's hysteresis). Once CONGESTED, a high epoch cuts again as soon as the
+ * previous cut has taken effect (in-flight already at or below the window:
+ * admission is bounded by the cut window, so further drain-time excess is
+ * new evidence, not the old backlog draining), else only after another full
+ * run of high_pressure_epochs (observe mode, where in-flight is never
+ * bounded, always takes that path). A cut of a window far above what the
+ * domain actually uses changes nothing, so it is absorbed at once and the
+ * next epoch cuts again: the window reaches the in-flight level within a
+ * few epochs instead of one cut per hysteresis run.
+ */
 static void aimd(struct mcc_core *core, struct mcc_dom *d, uint32_t st, bool high, bool clean,
-                 uint64_t now)
+                 uint32_t sev, uint64_t actual, uint64_t now)
 {
 	struct mcc_ctl *cs = &d->cs;
 	const struct mcc_params *p = &core->p;
@@ -220,11 +239,13 @@ static void aimd(struct mcc_core *core, struct mcc_dom *d, uint32_t st, bool hig
 		cs->hard_errors = 0; /* hard errors decay after clean epochs */
 	if (high) {
 		cs->low_streak = 0;
-		if (++cs->high_streak >= p->high_epochs) {
-			/* at most one multiplicative cut per epoch; the next needs
-			 * another high_pressure_epochs run */
+		bool congested = st == MCC_PATH_CONGESTED ||
+		                 (st == MCC_PATH_SUSPECT && cs->suspect_prev == MCC_PATH_CONGESTED);
+		if (++cs->high_streak >= p->high_epochs || (congested && actual <= w)) {
+			/* at most one multiplicative cut per epoch */
 			cs->high_streak = 0;
-			uint64_t cut = w / 100 * p->md_percent + w % 100 * p->md_percent / 100;
+			uint32_t f = 100 - (100 - p->md_percent) * (sev > 100 ? 100 : sev) / 100;
+			uint64_t cut = w / 100 * f + w % 100 * f / 100;
 			if (cut < p->min_window)
 				cut = p->min_window;
 			if (cut < w) {
@@ -266,17 +287,80 @@ static void aimd(struct mcc_core *core, struct mcc_dom *d, uint32_t st, bool hig
 
 /* ------------------------------------------------------------------- tick */
 
-struct epoch_in {
-	uint64_t dbytes, dcompl, dlat, dlatn, dadmits;
-};
+/*
+ * Pressure (see README.md "Pressure").
+ *
+ * A domain's drain time D is the mean post-to-poll latency of its completed
+ * WRs when the host samples timestamps, else in-flight bytes / delivery
+ * rate R of posted work (R from completed bytes per epoch, smoothed 1/4).
+ * By Little's law both describe the same average backlog B = R x D. Part of
+ * D is the local NIC serialising what the host posted: at line rate C the
+ * device's backlog takes B_dev / C to leave the host however healthy the
+ * fabric is. That part is the host's own queue, not network pressure (a
+ * healthy path with 8 x 1 MiB outstanding is not congested), so pressure is
+ * the EXCESS of D over local serialisation:
+ *
+ *   route:   excess = D_route - B_dev / C   (its device's whole backlog is
+ *                                            ahead of it in the NIC)
+ *   device:  excess = D_dev - B_dev / C = D_dev x (1 - R_dev / C)
+ *
+ * with C = link_rate_bps / 8 of the device (unknown: 0, no local part). On a
+ * healthy path R = C and the excess is ~0 whatever the backlog; when the
+ * bottleneck is beyond the device (incast, PFC pause, a slow receiver) R
+ * drops below C and the excess tends to D. The excess scales with the
+ * backlog, so a small window that under-fills the pipe (a lower R) does not
+ * feed back into more pressure, and a burst draining down (long latencies,
+ * little left in flight) is not mistaken for congestion.
+ *
+ * Route-limited routes do not drive their device (RFC WC matrix: receiver
+ * pressure only "on the receiving route ... do not affect other receivers
+ * sharing the source NIC"): a route with receiver pressure this epoch, not
+ * HEALTHY (CONGESTED: already bounded by its own cut window; SUSPECT,
+ * QUARANTINED, PROBING: its bytes may be stuck), holding bytes without any
+ * delivery, or draining much slower than its device as a whole (D_route >
+ * 2 D_dev + target) has its in-flight bytes, rate and latency samples
+ * removed from its device's computation, and its rate from the device's
+ * capacity. HEALTHY routes that share one bottleneck drain like their device
+ * and keep counting, so pressure that several routes share cuts the device
+ * too (in the same epoch as the routes' first cut).
+ */
+/* double -> uint64_t for rates and times, saturating at 2^60 (an out-of-range
+ * conversion is undefined, and 3 * rate in the smoothing must not wrap).
+ * Only absurd host counters (telemetry jumps, fuzzed input) reach the cap. */
+#define MCC_SAT_MAX ((uint64_t)1 << 60)
+static uint64_t sat_u64(double v)
+{
+	return v >= (double)MCC_SAT_MAX ? MCC_SAT_MAX : v > 0 ? (uint64_t)v : 0;
+}
 
-static struct epoch_in gather(struct mcc_dom *d)
+static uint64_t drain_of(uint64_t bytes, uint64_t rate, uint64_t lat, uint64_t latn)
+{
+	if (latn)
+		return lat / latn / 1000;
+	return rate ? sat_u64((double)bytes * 1e6 / (double)rate) : 0;
+}
+
+/* Time (us) the local NIC needs to serialise the backlog of a domain with
+ * rate `rate` (bytes/s) and drain time `drain_us`, at `cap` bytes/s. */
+static uint64_t local_us(uint64_t rate, uint64_t drain_us, uint64_t cap)
+{
+	return cap ? sat_u64((double)rate * (double)drain_us / (double)cap) : 0;
+}
+
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static void gather(struct mcc_dom *d)
 {
 	struct mcc_ctl *cs = &d->cs;
 	const struct mcc_counters *t = &cs->tmp; /* mcc_scan_lanes() */
-	struct epoch_in in = { t->completed_bytes - cs->last_bytes, t->completions - cs->last_compl,
-		               t->lat_sum_ns - cs->last_lat_sum, t->lat_samples - cs->last_lat_n,
-		               t->admits - cs->last_admits };
+	cs->ep_bytes = t->completed_bytes - cs->last_bytes;
+	cs->ep_compl = t->completions - cs->last_compl;
+	cs->ep_lat = t->lat_sum_ns - cs->last_lat_sum;
+	cs->ep_latn = t->lat_samples - cs->last_lat_n;
+	cs->ep_admits = t->admits - cs->last_admits;
 	cs->last_admits = t->admits;
 	cs->last_bytes = t->completed_bytes;
 	cs->last_compl = t->completions;
@@ -284,47 +368,103 @@ static struct epoch_in gather(struct mcc_dom *d)
 	cs->last_lat_n = t->lat_samples;
 	if (d->kind == MCC_DOM_DEVICE) { /* TENT DeviceSelector telemetry */
 		uint64_t tel = atomic_load_explicit(&d->telemetry, RLX);
-		if (cs->tel_seen && tel > cs->last_tel && tel - cs->last_tel > in.dbytes)
-			in.dbytes = tel - cs->last_tel;
+		if (cs->tel_seen && tel > cs->last_tel && tel - cs->last_tel > cs->ep_bytes)
+			cs->ep_bytes = tel - cs->last_tel;
 		if (tel) {
 			cs->tel_seen = true;
 			cs->last_tel = tel;
 		}
 	}
-	return in;
 }
 
-static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now, uint64_t dt)
+/* First pass over every domain: feedback of the epoch, delivery rate,
+ * in-flight and drain time. No state changes. */
+static void measure(struct mcc_dom *d, uint64_t dt)
+{
+	struct mcc_ctl *cs = &d->cs;
+	gather(d);
+	uint64_t shared = mcc_dom_inflight(d);
+	uint64_t actual = shared > cs->tmp_credit ? shared - cs->tmp_credit : 0;
+	if (dt && (cs->ep_bytes || actual)) {
+		uint64_t inst = sat_u64((double)cs->ep_bytes * 1e9 / (double)dt);
+		cs->rate = cs->rate ? (3 * cs->rate + inst) / 4 : inst;
+	}
+	cs->ep_actual = actual;
+	cs->ep_rnr = atomic_exchange_explicit(&d->rnr_pending, 0, RLX);
+	cs->drain_us = drain_of(actual, cs->rate, cs->ep_lat, cs->ep_latn);
+	cs->x_actual = cs->x_rate = cs->x_lat = cs->x_latn = 0;
+	cs->route_limited = false;
+}
+
+/* Second pass, routes: excess over the device's local serialisation, and
+ * whether the route is limited beyond the device (then excluded from it). */
+static void route_pressure(struct mcc_core *core, struct mcc_route *r)
+{
+	struct mcc_ctl *cs = &r->d.cs;
+	struct mcc_device *dv = atomic_load_explicit(&r->dev, RLX);
+	const struct mcc_ctl *dc = dv ? &dv->d.cs : NULL;
+	uint64_t local = dc ? local_us(dc->rate, dc->drain_us, dv->link_rate_bps / 8) : 0;
+	cs->excess_us = sub0(cs->drain_us, local);
+	uint32_t st = mcc_ctl_state(atomic_load_explicit(&r->d.ctl, RLX));
+	bool lim = cs->ep_rnr || st != MCC_PATH_HEALTHY || (cs->ep_actual && !cs->rate) ||
+	           (dc && cs->drain_us > 2 * dc->drain_us + core->p.target_drain_us);
+	cs->route_limited = lim;
+	if (lim && dv) {
+		struct mcc_ctl *x = &dv->d.cs;
+		x->x_actual += cs->ep_actual;
+		x->x_rate += cs->rate;
+		x->x_lat += cs->ep_lat;
+		x->x_latn += cs->ep_latn;
+	}
+}
+
+/* Second pass, devices: drain time and excess over the traffic of routes
+ * that are not route-limited, against the capacity they leave. */
+static void device_pressure(struct mcc_device *dv)
+{
+	struct mcc_ctl *cs = &dv->d.cs;
+	uint64_t a = sub0(cs->ep_actual, cs->x_actual);
+	uint64_t latn = sub0(cs->ep_latn, cs->x_latn);
+	uint64_t lat = latn ? sub0(cs->ep_lat, cs->x_lat) : 0;
+	uint64_t rate = sub0(cs->rate, cs->x_rate);
+	if (!rate) /* rates are smoothed per domain: no usable difference */
+		rate = cs->rate;
+	uint64_t cap = dv->link_rate_bps / 8;
+	if (cap) {
+		cap = sub0(cap, cs->x_rate);
+		if (cap < rate)
+			cap = rate;
+	}
+	cs->drain_us = drain_of(a, rate, lat, latn);
+	cs->excess_us = sub0(cs->drain_us, local_us(rate, cs->drain_us, cap));
+}
+
+static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 {
 	struct mcc_ctl *cs = &d->cs;
 	const struct mcc_params *p = &core->p;
-	struct epoch_in in = gather(d);
 	uint64_t hard = atomic_exchange_explicit(&d->hard_pending, 0, RLX);
-	uint64_t rnr = atomic_exchange_explicit(&d->rnr_pending, 0, RLX);
+	uint64_t rnr = cs->ep_rnr;
 	uint64_t pok = atomic_exchange_explicit(&d->probe_ok, 0, RLX);
 	uint64_t pfail = atomic_exchange_explicit(&d->probe_fail, 0, RLX);
 	uint64_t backlog = atomic_load_explicit(&d->backlog, RLX);
 	bool grew = backlog > cs->last_backlog;
 	cs->last_backlog = backlog;
 
-	/* drain time = in-flight bytes / delivery rate measured from completed
-	 * bytes per epoch (smoothed 1/4), or the sampled completion latency */
-	uint64_t shared = mcc_dom_inflight(d);
-	uint64_t actual = shared > cs->tmp_credit ? shared - cs->tmp_credit : 0;
-	if (dt && (in.dbytes || actual)) {
-		uint64_t inst = (uint64_t)((double)in.dbytes * 1e9 / (double)dt);
-		cs->rate = cs->rate ? (3 * cs->rate + inst) / 4 : inst;
-	}
-	uint64_t drain = cs->rate ? (uint64_t)((double)actual * 1e6 / (double)cs->rate) : 0;
-	if (in.dlatn && in.dlat / in.dlatn / 1000 > drain)
-		drain = in.dlat / in.dlatn / 1000;
-	cs->drain_us = drain;
-	bool high = drain > p->target_drain_us || rnr || grew;
+	bool over = cs->excess_us > p->target_drain_us;
+	bool high = over || rnr || grew;
+	/* severity of the decrease: excess / (2 x target), capped at 1 (a
+	 * signal without a drain measure, RNR or backlog growth, counts as 1) */
+	uint32_t sev = 100;
+	if (!rnr && !grew && over)
+		sev = cs->excess_us / p->target_drain_us >= 2
+		          ? 100
+		          : (uint32_t)(cs->excess_us * 50 / p->target_drain_us);
 
 	uint32_t from = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
 	if (hard)
 		mcc_ctl_hard_error(core, d, (uint32_t)hard, now);
-	bool clean = in.dcompl && !cs->hard_epoch && !rnr;
+	bool clean = cs->ep_compl && !cs->hard_epoch && !rnr;
 	uint32_t st = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
 	switch (st) {
 	case MCC_PATH_QUARANTINED:
@@ -345,20 +485,20 @@ static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now, u
 			st = cs->suspect_prev;
 			mcc_ctl_set_state(core, d, st, now);
 		}
-		aimd(core, d, st, high, clean, now);
+		aimd(core, d, st, high, clean, sev, cs->ep_actual, now);
 		break;
 	}
 	cs->hard_epoch = 0;
-	bool busy = in.dadmits >= p->credit_min_admits;
+	bool busy = cs->ep_admits >= p->credit_min_admits;
 	if (busy != cs->busy) { /* enter or leave credit mode */
 		cs->busy = busy;
 		mcc_ctl_publish(core, d, mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX)), false);
 	}
-	if (core->rec && (in.dcompl || high)) {
+	if (core->rec && (cs->ep_compl || high)) {
 		uint32_t to = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
 		rec_state(core, MCC_REC_EPOCH, d, from, to, high ? MCC_CLASS_CONGESTION : MCC_CLASS_SUCCESS,
 		          d->kind == MCC_DOM_DEVICE ? MCC_SCOPE_DEVICE : MCC_SCOPE_ROUTE,
-		          MCC_REASON_NONE, in.dbytes, now, 0);
+		          MCC_REASON_NONE, cs->ep_bytes, now, 0);
 	}
 }
 
@@ -472,13 +612,33 @@ void mcc_core_tick(void *ctx, uint64_t now)
 	uint64_t dt = core->ticked ? (now > core->last_tick ? now - core->last_tick : 0)
 	                           : (uint64_t)core->p.epoch_us * 1000;
 	atomic_store_explicit(&core->now_ns, now, RLX);
+	uint32_t lanes = atomic_load_explicit(&core->lanes_open, RLX);
+	if (lanes != core->lanes_pub) { /* chunks follow the lanes open (before the
+	                                 * snapshot: old-size credit counts as stale) */
+		core->lanes_pub = lanes;
+		struct mcc_dom *lists[2] = { core->devices, core->routes };
+		for (int l = 0; l < 2; l++)
+			for (struct mcc_dom *d = lists[l]; d; d = d->next)
+				mcc_ctl_publish(core, d, mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX)),
+				                true);
+	}
 	mcc_ev_drain(core);
 	credit_snapshot(core);
 	deadlines(core, now);
+	/* measure everything first: a route's pressure needs its device's
+	 * backlog, a device's pressure excludes its route-limited routes */
 	for (struct mcc_dom *d = core->devices; d; d = d->next)
-		ctl_domain(core, d, now, dt);
+		measure(d, dt);
 	for (struct mcc_dom *d = core->routes; d; d = d->next)
-		ctl_domain(core, d, now, dt);
+		measure(d, dt);
+	for (struct mcc_dom *d = core->routes; d; d = d->next)
+		route_pressure(core, (struct mcc_route *)d);
+	for (struct mcc_dom *d = core->devices; d; d = d->next)
+		device_pressure((struct mcc_device *)d);
+	for (struct mcc_dom *d = core->devices; d; d = d->next)
+		ctl_domain(core, d, now);
+	for (struct mcc_dom *d = core->routes; d; d = d->next)
+		ctl_domain(core, d, now);
 	mcc_dom_sweep_zombies(core);
 	core->last_tick = now;
 	core->ticked = true;

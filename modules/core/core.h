@@ -139,6 +139,15 @@ struct mcc_ctl {
 	uint64_t last_backlog;
 	uint64_t rate;     /* smoothed delivery rate, bytes/s */
 	uint64_t drain_us; /* last epoch's drain-time estimate */
+	uint64_t excess_us; /* of which beyond the local NIC's own serialisation */
+	/* this epoch's measurement (tick: measured for every domain before any
+	 * state changes, see control.c "Pressure") */
+	uint64_t ep_bytes, ep_compl, ep_lat, ep_latn, ep_admits;
+	uint64_t ep_actual; /* in-flight bytes, lane credit excluded */
+	uint64_t ep_rnr;    /* receiver-pressure completions */
+	/* device: what its route-limited routes contributed (excluded from the
+	 * device's own pressure) */
+	uint64_t x_actual, x_rate, x_lat, x_latn;
 	uint64_t pre_cut;  /* window before the last cut: fast-recovery target */
 	uint64_t pre_q_window; /* window before quarantine: recovery target */
 	uint64_t cooldown_ms;  /* current (flap-damped) cooldown */
@@ -157,6 +166,7 @@ struct mcc_ctl {
 	bool tel_seen;
 	bool quarantined_once;
 	bool busy; /* last epoch had >= MCC_CREDIT_MIN_ADMITS admissions */
+	bool route_limited; /* route: its bottleneck is beyond the local device */
 };
 
 struct mcc_dom {
@@ -456,8 +466,18 @@ struct mcc_core {
 	_Atomic uint64_t now_ns;   /* host time of the last tick (hot-path timestamps) */
 	_Atomic uint64_t epoch_no; /* tick count + 1 */
 
+	_Atomic uint32_t lanes_open; /* lanes open now (credit chunk, tick) */
+	uint32_t lanes_pub;          /* lanes_open the chunks were published for (cold) */
+	uint32_t lanes_hi;           /* highest open lane id + 1: scan bound (cold) */
+
 	alignas(MCC_LINE) _Atomic uint64_t ev_seq;    /* global evidence order */
 	alignas(MCC_LINE) _Atomic uint64_t ev_active; /* pending + unresolved entries */
+	/* records pushed into lane rings and not yet drained: the drain (every
+	 * task_query, batch_free, tick) is O(1) while it is zero */
+	alignas(MCC_LINE) _Atomic uint64_t ev_pending;
+	/* entries in the evidence table (written under core->lock): with none
+	 * and nothing pending, task_query and batch_free answer without the lock */
+	_Atomic uint32_t ev_entries;
 
 	alignas(MCC_LINE) pthread_mutex_t lock;
 	struct mcc_lane **lanes; /* [max_lanes] (cold) */

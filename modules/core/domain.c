@@ -151,7 +151,7 @@ void mcc_scan_lanes(struct mcc_core *core)
 				d->cs.tmp_credit = d->cs.tmp_stale = 0;
 				memset(&d->cs.tmp, 0, sizeof(d->cs.tmp));
 			}
-		for (uint32_t i = 0; i < core->max_lanes; i++) {
+		for (uint32_t i = 0; i < core->lanes_hi; i++) {
 			struct mcc_lane *lane = core->lanes[i];
 			if (!lane)
 				continue;
@@ -168,7 +168,7 @@ void mcc_scan_lanes(struct mcc_core *core)
 			for (struct mcc_dom *d = lists[l]; d; d = d->next)
 				scan_folded(d);
 		atomic_thread_fence(ACQ);
-		for (uint32_t i = 0; i < core->max_lanes; i++)
+		for (uint32_t i = 0; i < core->lanes_hi; i++)
 			if (core->lanes[i] &&
 			    atomic_load_explicit(&core->lanes[i]->seq, RLX) != core->scan_seq[i])
 				stable = false;
@@ -273,8 +273,11 @@ static inline uint64_t dom_give(struct mcc_lane *lane, struct mcc_dom *d, uint64
 		uint64_t c = atomic_load_explicit(&s->credit, RLX) + b;
 		uint64_t chunk = atomic_load_explicit(&d->chunk, RLX);
 		if (UNLIKELY(c > chunk)) {
-			atomic_fetch_sub_explicit(&d->inflight, (int64_t)(c - chunk), RLX);
-			c = chunk;
+			/* over a chunk: flush down to half a chunk, so a lane that
+			 * only settles (TE's poller) pays one shared RMW per half
+			 * chunk of completions, not one per completion */
+			atomic_fetch_sub_explicit(&d->inflight, (int64_t)(c - chunk / 2), RLX);
+			c = chunk / 2;
 		}
 		atomic_store_explicit(&s->credit, c, RLX);
 	} else {
@@ -385,6 +388,9 @@ int mcc_core_lane_open(void *ctx, const struct mcc_lane_desc *desc, mcc_lane **o
 		return -EBUSY;
 	}
 	core->lanes[desc->lane_id] = lane;
+	if (desc->lane_id >= core->lanes_hi)
+		core->lanes_hi = desc->lane_id + 1;
+	atomic_fetch_add_explicit(&core->lanes_open, 1, RLX);
 	pthread_mutex_unlock(&core->lock);
 	*out = lane;
 	return 0;
@@ -398,8 +404,12 @@ void mcc_core_lane_close(void *ctx, mcc_lane *lane)
 	pthread_mutex_lock(&core->lock);
 	mcc_ev_drain(core); /* the ring dies with the lane */
 	mcc_lane_flush_all(lane);
-	if (core->lanes[lane->id] == lane)
+	if (core->lanes[lane->id] == lane) {
 		core->lanes[lane->id] = NULL;
+		atomic_fetch_sub_explicit(&core->lanes_open, 1, RLX);
+		while (core->lanes_hi && !core->lanes[core->lanes_hi - 1])
+			core->lanes_hi--;
+	}
 	pthread_mutex_unlock(&core->lock);
 	mcc_ev_ring_fini(&lane->ring);
 	free(lane);

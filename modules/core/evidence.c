@@ -233,6 +233,7 @@ static void ev_remove(struct mcc_core *core, uint32_t i)
 	memset(e, 0, sizeof(*e));
 	l_add(t, i, MCC_EVL_FREE);
 	t->used--;
+	atomic_store_explicit(&core->ev_entries, t->used, RLX);
 }
 
 static uint32_t ev_find(struct mcc_core *core, uint64_t b, uint64_t tk, uint64_t h)
@@ -271,6 +272,7 @@ static uint32_t ev_get(struct mcc_core *core, uint64_t b, uint64_t tk, bool crea
 	c_add(&t->tix[h & t->mask], t->ln, i, false);
 	c_add(&t->bix[mix64(b) & t->mask], t->ln, i, true);
 	t->used++;
+	atomic_store_explicit(&core->ev_entries, t->used, RLX);
 	return i;
 }
 
@@ -364,7 +366,10 @@ static void apply(struct mcc_core *core, const struct mcc_ev *r)
 
 /* --------------------------------------------------------------- producers */
 
-static bool ring_push(struct mcc_evring *ring, const struct mcc_ev *rec)
+/* Single producer: room checked first; the pending count is raised before
+ * the record is published, so it never under-counts published records and
+ * a drain that sees it at zero has nothing to do. */
+static bool ring_push(struct mcc_core *core, struct mcc_evring *ring, const struct mcc_ev *rec)
 {
 	uint32_t head = atomic_load_explicit(&ring->head, RLX);
 	uint32_t tail = atomic_load_explicit(&ring->tail, ACQ);
@@ -372,6 +377,7 @@ static bool ring_push(struct mcc_evring *ring, const struct mcc_ev *rec)
 		atomic_fetch_add_explicit(&ring->dropped, 1, RLX);
 		return false;
 	}
+	atomic_fetch_add(&core->ev_pending, 1);
 	ring->rec[head & (MCC_EV_RING - 1)] = *rec;
 	atomic_store_explicit(&ring->head, head + 1, REL);
 	return true;
@@ -396,7 +402,7 @@ void mcc_ev_lane_anomaly(struct mcc_lane *lane, struct mcc_ev *rec)
 	/* sequence first, then the bucket version (see mcc_ev_lane_success) */
 	rec->seq = atomic_fetch_add(&core->ev_seq, 1) + 1;
 	bloom_inc(core, h);
-	ring_push(ring, rec);
+	ring_push(core, ring, rec);
 	*ac = (struct mcc_ancache){ .batch_id = rec->batch_id, .task_id = rec->task_id,
 		                    .route_id = rec->route_id, .epoch = ep,
 		                    .attempt = rec->attempt, .reason = rec->reason };
@@ -426,7 +432,7 @@ void mcc_ev_lane_success(struct mcc_lane *lane, const struct mcc_task_ref *task,
 	rec.attempt = task->attempt;
 	rec.generation = generation;
 	rec.seq = atomic_fetch_add(&core->ev_seq, 1) + 1;
-	if (ring_push(&lane->ring, &rec)) {
+	if (ring_push(core, &lane->ring, &rec)) {
 		oc->batch_id = task->batch_id;
 		oc->task_id = task->task_id;
 		oc->ver = ver;
@@ -449,8 +455,11 @@ void mcc_ev_drain(struct mcc_core *core)
 {
 	struct mcc_evtab *t = &core->ev;
 	for (;;) {
+		/* O(1) on a healthy system: nothing pushed since the last drain */
+		if (atomic_load_explicit(&core->ev_pending, ACQ) == 0)
+			return;
 		uint32_t n = 0;
-		for (uint32_t l = 0; l < core->max_lanes && n < t->scratch_cap; l++) {
+		for (uint32_t l = 0; l < core->lanes_hi && n < t->scratch_cap; l++) {
 			struct mcc_lane *lane = core->lanes[l];
 			if (!lane)
 				continue;
@@ -463,6 +472,7 @@ void mcc_ev_drain(struct mcc_core *core)
 		}
 		if (!n)
 			return;
+		atomic_fetch_sub(&core->ev_pending, n);
 		qsort(t->scratch, n, sizeof(*t->scratch), by_seq);
 		for (uint32_t i = 0; i < n; i++) {
 			const struct mcc_ev *r = &t->scratch[i];
@@ -563,12 +573,25 @@ int mcc_core_task_query(void *ctx, const struct mcc_task_ref *task, uint32_t hos
 	struct mcc_core *core = ctx;
 	if (!core || !task)
 		return -EINVAL;
+	int state = (host_flags & MCC_TASKQ_SEEN_SUCCESS) ? MCC_TASK_NORMAL : MCC_TASK_UNKNOWN;
+	if ((host_flags & MCC_TASKQ_UNSUPPORTED) ||
+	    (atomic_load_explicit(&core->ev_pending, ACQ) == 0 &&
+	     atomic_load_explicit(&core->ev_entries, ACQ) == 0)) {
+		/* not an RDMA task, or a healthy system (no evidence anywhere,
+		 * nothing to drain): the host's facts decide, nothing observed */
+		if (host_flags & MCC_TASKQ_UNSUPPORTED)
+			state = MCC_TASK_UNKNOWN;
+		if (out && out->struct_size >= sizeof(uint32_t) * 2) {
+			uint32_t sz = out->struct_size;
+			memset(out, 0, sz < sizeof(*out) ? sz : sizeof(*out));
+			out->struct_size = sz;
+			out->state = (uint32_t)state;
+		}
+		return state;
+	}
 	struct mcc_task_detail d;
 	memset(&d, 0, sizeof(d));
-	int state = (host_flags & MCC_TASKQ_SEEN_SUCCESS) ? MCC_TASK_NORMAL : MCC_TASK_UNKNOWN;
-	if (host_flags & MCC_TASKQ_UNSUPPORTED) {
-		state = MCC_TASK_UNKNOWN; /* not an RDMA task: no evidence here */
-	} else {
+	{
 		/* a pure read of module state: draining the lanes' pending records
 		 * only moves them into the table (no poll, post or probe) */
 		pthread_mutex_lock(&core->lock);
@@ -615,6 +638,9 @@ void mcc_core_batch_free(void *ctx, uint64_t batch_id)
 	struct mcc_core *core = ctx;
 	if (!core)
 		return;
+	if (atomic_load_explicit(&core->ev_pending, ACQ) == 0 &&
+	    atomic_load_explicit(&core->ev_entries, ACQ) == 0)
+		return; /* nothing recorded for any batch */
 	pthread_mutex_lock(&core->lock);
 	mcc_ev_drain(core);
 	struct mcc_evtab *t = &core->ev;

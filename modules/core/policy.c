@@ -166,7 +166,7 @@ void mcc_core_fini(void *ctx)
 	struct mcc_core *core = ctx;
 	if (!core)
 		return;
-	for (uint32_t i = 0; i < core->max_lanes; i++)
+	for (uint32_t i = 0; i < core->lanes_hi; i++)
 		if (core->lanes[i]) {
 			mcc_ev_ring_fini(&core->lanes[i]->ring);
 			free(core->lanes[i]);
@@ -348,7 +348,15 @@ int mcc_core_domain_stats(void *ctx, int kind, const void *domain, struct mcc_do
 	uint64_t now = mcc_core_now(core);
 	s.state = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
 	s.window_bytes = atomic_load_explicit(&d->window, RLX);
-	s.inflight_bytes = mcc_dom_inflight(d);
+	/* in-flight as admission sees it: stale credit that idle lanes still
+	 * hold after a mode change or cut (tick's snapshot) no longer counts */
+	{
+		int64_t raw = atomic_load_explicit(&d->inflight, RLX);
+		uint64_t st = atomic_load_explicit(&d->stale_est, RLX);
+		uint64_t rt = atomic_load_explicit(&d->stale_returned, RLX);
+		uint64_t sub = st > rt ? st : rt;
+		s.inflight_bytes = raw > 0 && (uint64_t)raw > sub ? (uint64_t)raw - sub : 0;
+	}
 	s.generation = atomic_load_explicit(&d->generation, RLX);
 	s.hard_errors = d->cs.hard_errors;
 	s.cooldown_ms = mcc_ctl_cooldown_left_ms(d, now);

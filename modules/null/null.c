@@ -234,8 +234,9 @@ static void null_on_completion(mcc_lane *lane, struct mcc_permit *permit,
 	if (!permit || !wc)
 		return;
 	/* A policy classifies wc->wc_status here (RFC WC matrix) and feeds the
-	 * route's counters; feedback from an older generation only settles. */
-	(void)null_settle(permit, wc->bytes);
+	 * route's counters; feedback from an older generation only settles.
+	 * wc->bytes == 0 settles everything the permit still holds. */
+	(void)null_settle(permit, wc->bytes ? wc->bytes : permit->bytes);
 }
 
 static void null_poller_progress(mcc_lane *lane, mcc_device *dev, uint32_t ncqe)

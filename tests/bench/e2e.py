@@ -10,7 +10,7 @@ interleaved A B C D, A B C D ... with the start rotated per repeat. CPU time
 is the child's rusage (os.wait4). Workloads: small messages (4 KiB) and large
 transfers (1 MiB of 64 KiB slices), under the sim executor (model time:
 deterministic decisions; real CPU) and the threaded executor (real time).
-Scenario figures (incast, route recovery = flap, multi-NIC failure) come
+Scenario figures (healthy bulk, incast, route recovery = flap, multi-NIC failure) come
 from the scenario runner (host_stubs/te/te_host --machine), one process per
 arm, as ratios of enforce against off.
 
@@ -258,7 +258,7 @@ scn_arms = [a for a in ("off", "observe", "enforce") if a in available]
 scn_cmds = {}
 t1 = time.time()
 if os.access(RUNNER, os.X_OK) and scn_arms:
-    for name in ("incast", "flap", "multinic"):
+    for name in ("healthy", "incast", "flap", "multinic"):
         for r in range(SCN_REPS):
             k = r % len(scn_arms)
             for arm in scn_arms[k:] + scn_arms[:k]:
@@ -296,7 +296,9 @@ SCN_FIGS = [
     ("incast", "goodput", "incast: bulk goodput, enforce / off"),
     ("incast", "p99", "incast: small-message victim p99 latency, enforce / off"),
     ("incast", "qpeak", "incast: switch queue peak, enforce / off"),
+    ("incast", "qsteady", "incast: switch queue peak in steady state (last 40 %), enforce / off"),
     ("incast", "pause", "incast: PFC pause time, enforce / off"),
+    ("healthy", "goodput", "healthy bulk (scenario, 8 x 4 MiB): goodput (model time), enforce / off"),
     ("flap", "goodput", "route recovery (link flap): goodput, enforce / off"),
     ("flap", "p999", "route recovery (link flap): p999 latency, enforce / off"),
     ("multinic", "goodput", "multi-NIC failure: goodput, enforce / off"),
@@ -347,7 +349,7 @@ for wname, ex, msg, conc, dur in WORKLOADS:
                         "tasks verified", "route states"],
             "rows": rows})
 srows = []
-for name in ("incast", "flap", "multinic"):
+for name in ("healthy", "incast", "flap", "multinic"):
     for arm in scn_arms:
         v = scn.get((name, arm))
         if not v:
@@ -355,7 +357,7 @@ for name in ("incast", "flap", "multinic"):
         g = lambda k: stat([d.get(k, float("nan")) for d in v])  # noqa: E731
         d0 = v[0]
         srows.append([name, arm, len(v), fmt(g("goodput")), fmt(g("p50"), 1), fmt(g("p99"), 1),
-                      fmt(g("p999"), 1), fmt(g("qpeak"), 0), fmt(g("pause"), 2),
+                      fmt(g("p999"), 1), fmt(g("qpeak"), 0), fmt(g("qsteady"), 0), fmt(g("pause"), 2),
                       f"{d0.get('defers')}/{d0.get('avoids')}", f"{d0.get('quar')}/{d0.get('probes')}",
                       f"{d0.get('lost')}/{d0.get('corrupt')}/{d0.get('leaked')}",
                       str(d0.get("timeline"))[:60]])
@@ -377,7 +379,8 @@ if srows:
     tables.append({
         "title": "Scenarios (scenario runner, TE host, sim executor, one process per arm)",
         "columns": ["scenario", "arm", "runs", "goodput Gb/s", "p50 us", "p99 us", "p999 us",
-                    "queue peak B", "pause ms", "defers/avoids", "quarantines/probes",
+                    "queue peak B", "steady queue peak B", "pause ms", "defers/avoids",
+                    "quarantines/probes",
                     "lost/corrupt/leaked", "watched route states"],
         "rows": srows})
 
@@ -388,8 +391,9 @@ notes.insert(0, (
     "the CPU's speed, set them), while CPU per GiB is the child's real rusage (setup "
     "included; \"run only\" excludes setup). Threaded runs use both CPUs in real time "
     "and are as noisy as this machine. The off arm is what the host stubs do with "
-    "mode = off: hooks compiled in, the null module called through the vtable "
-    f"(admits counted). Elapsed: arms {e2e_s:.0f} s, callgrind {cg_s:.0f} s, "
+    "mode = off: hooks compiled in, every hook skipped on one branch read at worker "
+    "construction (RFC: off bypasses policy and admission state; no module call, no "
+    f"admits). Elapsed: arms {e2e_s:.0f} s, callgrind {cg_s:.0f} s, "
     f"scenarios {scn_s:.0f} s."))
 cmdnotes = ["Exact commands (one per arm; `--seed 1`):", ""]
 for (wname, arm), c in sorted(cmds.items()):

@@ -34,11 +34,6 @@
 #include "mcc_hooks.h"
 
 #define E2E_MAX_SLOTS 256
-/* Finished batches are freed this many completions later, not at once: the
- * TE host stub (threaded executor) can still touch a slice of a batch that
- * completed a moment ago (te.c post_group: pq_pop after post_send, seen as a
- * heap-use-after-free with 4 KiB transfers). Same lag in every arm. */
-#define E2E_FREE_LAG 256
 
 struct e2e_slot {
 	uint64_t batch;
@@ -78,8 +73,6 @@ struct e2e {
 	uint64_t states[4];
 	uint64_t *lat;
 	size_t nlat, caplat;
-	uint64_t freeq[E2E_FREE_LAG];
-	size_t nfree, free_head;
 };
 
 static int get_segment(void *arg, uint32_t seg, struct mcc_seg_desc *out)
@@ -137,23 +130,6 @@ static void eng_free(struct e2e *w, uint64_t batch)
 		tent_free_batch(w->tn, batch);
 }
 
-/* freeBatchID, E2E_FREE_LAG completions later (batch == 0: flush all) */
-static void free_later(struct e2e *w, uint64_t batch, int flush)
-{
-	if (flush) {
-		for (size_t i = 0; i < w->nfree; i++)
-			eng_free(w, w->freeq[(w->free_head + i) % E2E_FREE_LAG]);
-		w->nfree = w->free_head = 0;
-		return;
-	}
-	if (w->nfree == E2E_FREE_LAG) {
-		eng_free(w, w->freeq[w->free_head]);
-		w->free_head = (w->free_head + 1) % E2E_FREE_LAG;
-		w->nfree--;
-	}
-	w->freeq[(w->free_head + w->nfree++) % E2E_FREE_LAG] = batch;
-}
-
 /* 1 completed, 2 failed, 0 otherwise; *cs = caller-visible congestion state */
 static int eng_finish(struct e2e *w, uint64_t batch, int *cs)
 {
@@ -170,7 +146,7 @@ static int eng_finish(struct e2e *w, uint64_t batch, int *cs)
 		tent_get_task_congestion_state(w->tn, batch, 0, cs);
 		st = ts.status == TENT_STATUS_COMPLETED ? 1 : ts.status == TENT_STATUS_FAILED ? 2 : 0;
 	}
-	free_later(w, batch, 0);
+	eng_free(w, batch); /* freeBatchID at once (tests/hosts/test_hosts_threaded) */
 	return st;
 }
 
@@ -441,7 +417,6 @@ int main(int argc, char **argv)
 	if (mcc_exec_kind(w.ex) == MCC_EXEC_THREADED) /* threads joined: reap */
 		app_step(&w, mcc_exec_now(w.ex));
 	uint64_t t_fin = mcc_exec_now(w.ex);
-	free_later(&w, 0, 1);
 	double run_cpu = cpu_ms() - cpu0, run_wall = wall_s() - wall0;
 
 	/* results */

@@ -139,8 +139,8 @@ for ctx in ("tight", "ctx"):
 for ctx in ("tight", "ctx"):
     s = mb_ratio.get(("1T", ctx, "null-wc-compile-out"))
     if s:
-        w(f"| off as the hosts run it (null module called) - compile-out, ns per slice, "
-          f"1T {ctx} | {fmt_stat(s, ' ns')} | <= 1 ns | {verdict(abs(s[0]) <= 1.0)} |")
+        w(f"| null module called through the vtable (hosts in mode off now skip it) "
+          f"- compile-out, ns per slice, 1T {ctx} | {fmt_stat(s, ' ns')} | | |")
 for arm in ("aimd-wc", "aimd-tick-wc"):
     for ctx in ("tight", "ctx"):
         s = mb_ratio.get(("1T", ctx, f"{arm}-compile-out"))

@@ -24,6 +24,14 @@ struct mcc_spy {
 	_Atomic uint64_t defer_first;
 	char avoid_suffix[16];
 	_Atomic uint32_t last_generation;
+	/* programmable subscriptions: signal kinds NOT subscribed, and no
+	 * async events; what the host declared and lane ids beyond it */
+	_Atomic uint64_t sig_unsubscribed;
+	_Atomic int no_async;
+	_Atomic uint32_t max_lanes;
+	_Atomic uint64_t lane_over;
+	_Atomic uint64_t sig_unwanted; /* delivered although not subscribed */
+	_Atomic uint64_t async_unwanted;
 };
 __attribute__((visibility("default"))) struct mcc_spy mcc_spy;
 
@@ -41,10 +49,10 @@ struct mcc_lane {
 static int s_init(const struct mcc_host_v1 *h, const struct mcc_config_v1 *c,
                   struct mcc_init_out_v1 *o, void **ctx)
 {
-	(void)h;
 	(void)c;
-	o->signal_mask = ~0ull;
-	o->want_async_events = 1;
+	o->signal_mask = ~atomic_load(&mcc_spy.sig_unsubscribed);
+	o->want_async_events = !atomic_load(&mcc_spy.no_async);
+	atomic_store(&mcc_spy.max_lanes, h->max_lanes);
 	*ctx = &mcc_spy;
 	return 0;
 }
@@ -58,6 +66,8 @@ static int s_lane_open(void *ctx, const struct mcc_lane_desc *d, mcc_lane **l)
 	*l = calloc(1, sizeof(**l));
 	(*l)->id = (int)d->lane_id;
 	atomic_fetch_add(&mcc_spy.lane_open, 1);
+	if (d->lane_id >= atomic_load(&mcc_spy.max_lanes))
+		atomic_fetch_add(&mcc_spy.lane_over, 1);
 	return 0;
 }
 static void s_lane_close(void *ctx, mcc_lane *l)
@@ -167,6 +177,8 @@ static void s_async(void *ctx, const struct mcc_async_event *ev)
 	(void)ctx;
 	atomic_fetch_add(&mcc_spy.async, 1);
 	atomic_fetch_add(&mcc_spy.async_type[ev->event_type & 31], 1);
+	if (atomic_load(&mcc_spy.no_async))
+		atomic_fetch_add(&mcc_spy.async_unwanted, 1);
 }
 static void s_signal(void *ctx, const struct mcc_signal *s)
 {
@@ -174,6 +186,8 @@ static void s_signal(void *ctx, const struct mcc_signal *s)
 	atomic_fetch_add(&mcc_spy.signal, 1);
 	if (s->kind < MCC_SIG_KIND_COUNT_)
 		atomic_fetch_add(&mcc_spy.sig_kind[s->kind], 1);
+	if (s->kind < 64 && (atomic_load(&mcc_spy.sig_unsubscribed) & (1ull << s->kind)))
+		atomic_fetch_add(&mcc_spy.sig_unwanted, 1);
 }
 static void s_tick(void *ctx, uint64_t now)
 {

@@ -107,7 +107,12 @@ void th_free(struct th *h)
 
 mcc_device *th_dev(struct th *h, uint32_t id)
 {
-	struct mcc_device_desc d = { sizeof(d), id, "mlx5_t", 2, 0, 400000000000ull };
+	return th_dev_rate(h, id, 400000000000ull);
+}
+
+mcc_device *th_dev_rate(struct th *h, uint32_t id, uint64_t link_bps)
+{
+	struct mcc_device_desc d = { sizeof(d), id, "mlx5_t", 2, 0, link_bps };
 	mcc_device *dv = NULL;
 	CU_ASSERT_EQUAL_FATAL(h->ops->device_open(h->ctx, &d, &dv), 0);
 	CU_ASSERT_FATAL(h->ndev < TH_MAX_DOMS);

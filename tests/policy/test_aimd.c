@@ -94,10 +94,28 @@ static void test_at_most_one_multiplicative_cut_per_epoch(void)
 	th_press(f.h, f.r, 1);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).window_cuts, 1);
-	/* the next cut needs another high_pressure_epochs run */
+	/* CONGESTED, the cut already in effect (in-flight <= window): the next
+	 * high epoch cuts again, still once */
 	th_press(f.h, f.r, 1);
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 4 * MiB);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).window_cuts, 2);
+	th_free(f.h);
+}
+
+static void test_next_cut_waits_until_the_previous_one_took_effect(void)
+{
+	struct fix f = fx(NULL);
+	/* 12.5 MiB in flight, 1 slice delivered per epoch */
+	CU_ASSERT_EQUAL(th_push(f.h, f.r, 200, 64 * KiB, 1), 200);
+	th_epoch(f.h, f.r, 0, 1, 64 * KiB);
+	th_epoch(f.h, f.r, 0, 1, 64 * KiB);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_CONGESTED);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
-	th_press(f.h, f.r, 1);
+	/* in-flight still above the cut window: the drain time shows the old
+	 * backlog, so the next cut needs another high_pressure_epochs run */
+	th_epoch(f.h, f.r, 0, 1, 64 * KiB);
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
+	th_epoch(f.h, f.r, 0, 1, 64 * KiB);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 4 * MiB);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).window_cuts, 2);
 	th_free(f.h);
@@ -106,7 +124,7 @@ static void test_at_most_one_multiplicative_cut_per_epoch(void)
 static void test_fast_recovery_halves_gap_then_additive_growth(void)
 {
 	struct fix f = fx(NULL);
-	th_press(f.h, f.r, 4); /* 16 -> 8 -> 4 MiB; pre-cut window 8 MiB */
+	th_press(f.h, f.r, 3); /* 16 -> 8 -> 4 MiB; pre-cut window 8 MiB */
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 4 * MiB);
 	th_calm(f.h, f.r, 3);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 4 * MiB);
@@ -128,9 +146,10 @@ static void test_window_clamped_to_min_and_max(void)
 	for (int i = 0; i < 20; i++) {
 		th_press(f.h, f.r, 1);
 		th_drain(f.h); /* keep admitting at small windows */
+		CU_ASSERT(th_rwin(f.h, f.r) >= 128 * KiB);
 	}
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 128 * KiB);
-	CU_ASSERT(th_rs(f.h, f.r).window_cuts <= 7); /* 16 MiB / 2^7 = 128 KiB */
+	CU_ASSERT(th_rs(f.h, f.r).window_cuts <= 20); /* at most one per epoch */
 	th_calm(f.h, f.r, 200);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 16 * MiB);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
@@ -498,6 +517,174 @@ static void test_device_domain_runs_its_own_aimd(void)
 	th_free(f.h);
 }
 
+/* A link delivering 16 slices of 64 KiB per 1 ms epoch: 1 MiB/ms. */
+#define LINE_BPS (8ull * MiB * 1000ull)
+
+/* Per-route traffic for the pressure tests: a standing backlog of `depth`
+ * slices, `done` of the oldest completing per epoch (status `st`). */
+struct lane_q {
+	struct mcc_permit p[256];
+	unsigned h, t;
+};
+
+static void q_fill(struct th *h, mcc_route *r, struct lane_q *q, unsigned depth)
+{
+	while (q->h - q->t < depth) {
+		struct mcc_permit *p = &q->p[q->h % 256];
+		*p = (struct mcc_permit)MCC_PERMIT_INIT;
+		CU_ASSERT_EQUAL_FATAL(th_acq_simple(h, r, 64 * KiB, p), MCC_ADMIT);
+		q->h++;
+	}
+}
+
+static void q_done(struct th *h, struct lane_q *q, unsigned n, int32_t st)
+{
+	for (unsigned i = 0; i < n && q->t != q->h; i++)
+		th_wc_gen(h, &q->p[q->t++ % 256], st, 1, 0);
+}
+
+static void q_drain(struct th *h, struct lane_q *q)
+{
+	q_done(h, q, q->h - q->t, IBV_WC_SUCCESS);
+}
+
+/* RFC: drain time counts only when it is network pressure. 8 MiB queued at
+ * the local NIC and delivered at its line rate drains in 8 ms, but that is
+ * the host's own queue (in-flight / delivery rate of posted work = local
+ * serialisation): the path stays HEALTHY, with either estimator. */
+static void test_line_rate_delivery_with_deep_queue_is_not_congestion(void)
+{
+	for (int ts = 0; ts < 2; ts++) {
+		struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+		mcc_device *d = th_dev_rate(h, 0, LINE_BPS);
+		mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+		struct lane_q q = { .h = 0 };
+		if (ts)
+			h->lat_ns = 8000000; /* completion stamps: 8 ms post -> poll */
+		for (int e = 0; e < 12; e++) {
+			q_fill(h, r, &q, 128 + 16); /* 8 MiB standing + this epoch's */
+			q_done(h, &q, 16, IBV_WC_SUCCESS);
+			th_tick(h);
+		}
+		struct mcc_domain_stats rs = th_rs(h, r), ds = th_ds(h, d);
+		CU_ASSERT(rs.drain_us >= 7000); /* the drain time itself is long */
+		CU_ASSERT_EQUAL(rs.state, MCC_PATH_HEALTHY);
+		CU_ASSERT_EQUAL(ds.state, MCC_PATH_HEALTHY);
+		CU_ASSERT_EQUAL(rs.window_cuts + ds.window_cuts, 0);
+		CU_ASSERT_EQUAL(rs.window_bytes, 16 * MiB);
+		q_drain(h, &q);
+		th_free(h);
+	}
+}
+
+/* The same backlog behind a bottleneck beyond the device (delivery far
+ * below the line rate): excess drain time, CONGESTED, windows cut. */
+static void test_same_backlog_behind_a_remote_bottleneck_is_congestion(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev_rate(h, 0, 16 * LINE_BPS);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct lane_q q = { .h = 0 };
+	for (int e = 0; e < 2; e++) {
+		q_fill(h, r, &q, 128 + 16);
+		q_done(h, &q, 16, IBV_WC_SUCCESS);
+		th_tick(h);
+	}
+	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_CONGESTED);
+	CU_ASSERT_EQUAL(th_rwin(h, r), 8 * MiB);
+	CU_ASSERT_EQUAL(th_dstate(h, d), MCC_PATH_CONGESTED); /* shared by the device */
+	q_drain(h, &q);
+	th_free(h);
+}
+
+/* A smaller window that under-fills the pipe lowers the measured rate; the
+ * excess drain time scales with what is in flight, so this does not feed
+ * back into more pressure (the loop that collapsed TENT's window). */
+static void test_underfilled_pipe_does_not_read_as_pressure(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev_rate(h, 0, LINE_BPS);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct lane_q q = { .h = 0 };
+	for (int e = 0; e < 12; e++) { /* 2 slices in flight, 8 per epoch: half the line rate */
+		q_fill(h, r, &q, 2 + 8);   /* drain 250 us, of which 125 us local */
+		q_done(h, &q, 8, IBV_WC_SUCCESS);
+		th_tick(h);
+	}
+	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(th_rs(h, r).window_cuts, 0);
+	q_drain(h, &q);
+	th_free(h);
+}
+
+/* RFC WC matrix, RNR_RETRY_EXC_ERR: pressure only on the receiving route;
+ * other receivers sharing the source NIC are not affected. One route's
+ * bytes stuck at a slow receiver do not drive the shared device domain
+ * (here with an unknown link rate, so only the exclusion of route-limited
+ * routes keeps the device out of it). */
+static void test_receiver_pressure_on_one_route_spares_the_device(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev_rate(h, 0, 0);
+	mcc_route *a = th_route(h, d, 1, 1, 0, 1), *b = th_route(h, d, 2, 1, 0, 1),
+	          *c = th_route(h, d, 3, 1, 0, 1);
+	struct lane_q qa = { .h = 0 }, qb = { .h = 0 }, qc = { .h = 0 };
+	for (int e = 0; e < 12; e++) {
+		q_fill(h, a, &qa, 1 + 8); /* fast receivers: short backlog */
+		q_fill(h, c, &qc, 1 + 7);
+		if (qb.h - qb.t < 64)
+			q_fill(h, b, &qb, th_rwin(h, b) / (64 * KiB) < 64 ? 1 : 64);
+		q_done(h, &qa, 8, IBV_WC_SUCCESS);
+		q_done(h, &qc, 7, IBV_WC_SUCCESS);
+		q_done(h, &qb, 1, IBV_WC_RNR_RETRY_EXC_ERR); /* the slow receiver */
+		q_done(h, &qb, 1, IBV_WC_SUCCESS);
+		th_tick(h);
+	}
+	struct mcc_domain_stats ds = th_ds(h, d);
+	CU_ASSERT_EQUAL(th_rstate(h, b), MCC_PATH_CONGESTED);
+	CU_ASSERT(th_rs(h, b).window_cuts > 0);
+	CU_ASSERT_EQUAL(ds.state, MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(ds.window_cuts, 0);
+	CU_ASSERT_EQUAL(ds.window_bytes, 16 * MiB);
+	CU_ASSERT_EQUAL(th_rstate(h, a), MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(th_rstate(h, c), MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(th_rs(h, a).quarantines + th_rs(h, b).quarantines, 0); /* no failover */
+	q_drain(h, &qa);
+	q_drain(h, &qb);
+	q_drain(h, &qc);
+	th_free(h);
+}
+
+/* anchors-cc.md T4: the route window is cut within one epoch of the drain
+ * time exceeding the target (the RFC's high_pressure_epochs hysteresis: the
+ * second high epoch), and a window far above what the route has in flight
+ * comes down to it in a few epochs, not one cut per hysteresis run. */
+static void test_incast_route_cut_within_one_epoch_then_converges(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev_rate(h, 0, 16 * LINE_BPS);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct lane_q q = { .h = 0 };
+	/* 4 MiB in flight, 1/16 of the link rate delivered (16:1 incast) */
+	q_fill(h, r, &q, 64);
+	q_done(h, &q, 1, IBV_WC_SUCCESS);
+	th_tick(h); /* drain time over target: first high epoch */
+	CU_ASSERT_EQUAL(th_rwin(h, r), 16 * MiB);
+	q_done(h, &q, 1, IBV_WC_SUCCESS);
+	th_tick(h);
+	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_CONGESTED);
+	CU_ASSERT_EQUAL(th_rwin(h, r), 8 * MiB); /* cut one epoch later */
+	int e = 0;
+	while (th_rwin(h, r) > 4 * MiB && e++ < 4) { /* the no-op cuts go by at once */
+		q_done(h, &q, 1, IBV_WC_SUCCESS);
+		th_tick(h);
+	}
+	CU_ASSERT(e <= 1);
+	CU_ASSERT_EQUAL(th_rwin(h, r), 4 * MiB);
+	q_drain(h, &q);
+	th_free(h);
+}
+
 static CU_pSuite t_init_aimd_tests(void)
 {
 	CU_pSuite s = CU_add_suite("policy_aimd", NULL, NULL);
@@ -507,6 +694,7 @@ static CU_pSuite t_init_aimd_tests(void)
 	MCC_CU_ADD(s, test_edge_healthy_to_congested_after_high_pressure_epochs);
 	MCC_CU_ADD(s, test_edge_congested_to_healthy_after_low_pressure_epochs);
 	MCC_CU_ADD(s, test_at_most_one_multiplicative_cut_per_epoch);
+	MCC_CU_ADD(s, test_next_cut_waits_until_the_previous_one_took_effect);
 	MCC_CU_ADD(s, test_fast_recovery_halves_gap_then_additive_growth);
 	MCC_CU_ADD(s, test_window_clamped_to_min_and_max);
 	MCC_CU_ADD(s, test_idle_epochs_change_nothing);
@@ -530,6 +718,11 @@ static CU_pSuite t_init_aimd_tests(void)
 	MCC_CU_ADD(s, test_hard_errors_decay_after_clean_epochs);
 	MCC_CU_ADD(s, test_congestion_never_fails_over);
 	MCC_CU_ADD(s, test_device_domain_runs_its_own_aimd);
+	MCC_CU_ADD(s, test_line_rate_delivery_with_deep_queue_is_not_congestion);
+	MCC_CU_ADD(s, test_same_backlog_behind_a_remote_bottleneck_is_congestion);
+	MCC_CU_ADD(s, test_underfilled_pipe_does_not_read_as_pressure);
+	MCC_CU_ADD(s, test_receiver_pressure_on_one_route_spares_the_device);
+	MCC_CU_ADD(s, test_incast_route_cut_within_one_epoch_then_converges);
 	return s;
 }
 

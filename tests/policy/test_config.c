@@ -363,7 +363,7 @@ static void test_config_module_key_credit_min_admits(void)
 		inflight[k] = th_rs(fs[k]->h, fs[k]->r).inflight_bytes;
 		th_wc(fs[k]->h, &p, IBV_WC_SUCCESS, 0);
 	}
-	CU_ASSERT_EQUAL(inflight[0], 1 * MiB); /* a credit chunk: 16 MiB / (4 x 4 lanes) */
+	CU_ASSERT_EQUAL(inflight[0], 1 * MiB); /* a credit chunk: 16 MiB / (4 x 1 lane), capped */
 	CU_ASSERT_EQUAL(inflight[1], 64 * KiB); /* exact: default needs 64 admissions */
 	th_free(a.h);
 	th_free(b.h);

@@ -194,10 +194,33 @@ static void test_loader_module_section_reaches_the_module(void)
 	e.ops->release(e.lane, &p, 65536, MCC_REL_NOT_POSTED);
 	tick(&e); /* one admission made the epoch busy: credit mode */
 	CU_ASSERT_EQUAL(e.ops->try_acquire(e.lane, e.route, 65536, 1, NULL, &p), MCC_ADMIT);
-	/* a credit chunk: 16 MiB / (4 x 4 lanes), capped at 1 MiB */
+	/* a credit chunk: 16 MiB / (4 x 1 lane open), capped at 1 MiB */
 	CU_ASSERT_EQUAL(rstats(&e).inflight_bytes, 1048576);
 	e.ops->release(e.lane, &p, 65536, MCC_REL_NOT_POSTED);
 	close_env(&e);
+}
+
+/* What the module subscribed to in init() is readable by the host, so it
+ * sends only those signals (mcc_instance_signal_mask / _wants_async_events):
+ * the policy core handles every kind; mode off and the fallback none. */
+static void test_loader_exposes_the_module_subscriptions(void)
+{
+	mcc_instance *inst = load("[policy]\nmode = enforce\n");
+	CU_ASSERT_EQUAL(mcc_instance_signal_mask(inst), ((1ull << MCC_SIG_KIND_COUNT_) - 1) & ~1ull);
+	CU_ASSERT(mcc_instance_signal_mask(inst) & (1ull << MCC_SIG_DEVICE_TELEMETRY));
+	CU_ASSERT_EQUAL(mcc_instance_wants_async_events(inst), 1);
+	mcc_instance_release(inst);
+	inst = load("[policy]\nmode = observe\n");
+	CU_ASSERT(mcc_instance_signal_mask(inst) & (1ull << MCC_SIG_SOFT_DEADLINE));
+	CU_ASSERT_EQUAL(mcc_instance_wants_async_events(inst), 1);
+	mcc_instance_release(inst);
+	inst = load("[policy]\nmode = off\n"); /* the built-in null module */
+	CU_ASSERT_EQUAL(mcc_instance_mode(inst), MCC_MODE_OFF);
+	CU_ASSERT_EQUAL(mcc_instance_signal_mask(inst), 0);
+	CU_ASSERT_EQUAL(mcc_instance_wants_async_events(inst), 0);
+	mcc_instance_release(inst);
+	CU_ASSERT_EQUAL(mcc_instance_signal_mask(NULL), 0); /* the fallback */
+	CU_ASSERT_EQUAL(mcc_instance_wants_async_events(NULL), 0);
 }
 
 static CU_pSuite t_init_loader_policy_tests(void)
@@ -209,6 +232,7 @@ static CU_pSuite t_init_loader_policy_tests(void)
 	MCC_CU_ADD(s, test_loader_observe_mode_loads_observe_and_records);
 	MCC_CU_ADD(s, test_loader_controller_keys_reach_the_module);
 	MCC_CU_ADD(s, test_loader_module_section_reaches_the_module);
+	MCC_CU_ADD(s, test_loader_exposes_the_module_subscriptions);
 	/* CUnit runs suite_init lazily; decide the skip at registration */
 	suite_init();
 	return s;

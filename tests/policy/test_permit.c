@@ -344,7 +344,7 @@ static void test_credit_mode_invariant_and_lane_close_flush(void)
 	struct mcc_permit p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
 	struct mcc_domain_stats s = th_rs(h, r);
-	/* chunk = clamp(16 MiB / (4 * 4 lanes), slice, 1 MiB) = 1 MiB */
+	/* chunk = clamp(16 MiB / (4 * 1 lane open), slice, 1 MiB) = 1 MiB */
 	CU_ASSERT_EQUAL(s.inflight_bytes, 1 * MiB);
 	th_wc(h, &p, IBV_WC_SUCCESS, 0);
 	CU_ASSERT(th_rs(h, r).inflight_bytes <= 1 * MiB); /* cached, at most one chunk */
@@ -402,6 +402,58 @@ static void test_credit_stale_in_idle_lane_does_not_block_exact_admission(void)
 	th_tick(h);
 	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
 	h->ops->lane_close(h->ctx, idle);
+	th_free(h);
+}
+
+/* The credit threshold and chunk follow the lanes actually open, not the
+ * host's declared bound: a host declaring 1024 lanes and running 1 still
+ * gets lane credit (window >= 4 x lanes x slice), and the chunk shrinks as
+ * lanes open (at most window / 4 cached by all of them). */
+static void test_credit_chunk_follows_lanes_open_not_declared_max(void)
+{
+	struct th *h = th_new_lanes(&mcc_test_aimd_v1, NULL, 1024);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	for (int i = 0; i < 100; i++) { /* a busy epoch */
+		CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
+		th_rel(h, &p, 64 * KiB, MCC_REL_NOT_POSTED);
+	}
+	th_tick(h);
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
+	/* 1 lane open: chunk = clamp(16 MiB / (4 x 1), slice, 1 MiB) */
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 1 * MiB);
+	th_rel(h, &p, 64 * KiB, MCC_REL_NOT_POSTED);
+	/* 16 lanes open: 16 MiB / (4 x 16) = 256 KiB, from the next tick */
+	mcc_lane *more[15];
+	for (uint32_t i = 0; i < 15; i++)
+		more[i] = open_lane(h, 100 + i);
+	for (int i = 0; i < 100; i++) {
+		CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
+		th_rel(h, &p, 64 * KiB, MCC_REL_NOT_POSTED);
+	}
+	th_tick(h);
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 256 * KiB);
+	th_rel(h, &p, 64 * KiB, MCC_REL_NOT_POSTED);
+	/* 64 lanes: 4 x 64 x 64 KiB = 16 MiB, still credit at one slice each */
+	mcc_lane *most[48];
+	for (uint32_t i = 0; i < 48; i++)
+		most[i] = open_lane(h, 200 + i);
+	for (int i = 0; i < 100; i++) {
+		CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
+		th_rel(h, &p, 64 * KiB, MCC_REL_NOT_POSTED);
+	}
+	th_tick(h);
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 64 * KiB);
+	th_rel(h, &p, 64 * KiB, MCC_REL_NOT_POSTED);
+	for (uint32_t i = 0; i < 48; i++)
+		h->ops->lane_close(h->ctx, most[i]);
+	for (uint32_t i = 0; i < 15; i++)
+		h->ops->lane_close(h->ctx, more[i]);
+	th_tick(h);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
 	th_free(h);
 }
 
@@ -540,6 +592,7 @@ static CU_pSuite t_init_permit_tests(void)
 	MCC_CU_ADD(s, test_credit_mode_invariant_and_lane_close_flush);
 	MCC_CU_ADD(s, test_credit_stale_in_idle_lane_does_not_block_exact_admission);
 	MCC_CU_ADD(s, test_credit_flushed_on_state_change_epoch);
+	MCC_CU_ADD(s, test_credit_chunk_follows_lanes_open_not_declared_max);
 	MCC_CU_ADD(s, test_route_rebind_keeps_state_and_settles_on_admitting_device);
 	MCC_CU_ADD(s, test_route_open_same_id_returns_same_handle);
 	MCC_CU_ADD(s, test_lane_open_rejects_duplicate_and_out_of_range);

@@ -46,8 +46,10 @@
 #
 # Exit status: 0 PASS, 1 FAIL, 77 SKIP, 99 INFRA FAILURE (after the retries),
 # 2 usage error.  Infrastructure failure = a guest kernel WARNING/BUG/Oops/
-# panic/NETDEV WATCHDOG/hung task/RCU stall, a timeout (hung guest), a QEMU
-# error, or a guest that died without reporting an exit status.  The console
+# panic/NETDEV WATCHDOG/hung task/RCU stall, a console line starting with
+# "SR-INFRA:" (a test program's own infrastructure verdict, e.g. an rxe TX
+# stall), a timeout (hung guest), a QEMU error, or a guest that died without
+# reporting an exit status.  The console
 # logs of the final attempt are listed in $WORK/logs/NAME.last.
 # re-run under bash when started as "sh run.sh" (make's $(SHELL) is /bin/sh)
 if [ -z "${BASH_VERSION:-}" ]; then
@@ -275,7 +277,7 @@ infra_reasons() {
 		0) ;;
 		*) echo "$vm: qemu exited with status $rc: $(tail -c 300 "$log.qemu" 2>/dev/null | tr '\n' ' ')" ;;
 		esac
-		grep -a -h -m 3 -E 'WARNING: CPU:|WARNING: at |-+\[ cut here \]|NETDEV WATCHDOG|Kernel panic|BUG:|Oops|general protection fault|INFO: task .* blocked for more than|rcu: INFO: .*stall|sr-init: FAILED' \
+		grep -a -h -m 3 -E 'WARNING: CPU:|WARNING: at |-+\[ cut here \]|NETDEV WATCHDOG|Kernel panic|BUG:|Oops|general protection fault|INFO: task .* blocked for more than|rcu: INFO: .*stall|sr-init: FAILED|^SR-INFRA:' \
 			"$log" 2>/dev/null | tr -d '\r' | sed "s/^/$vm: console: /"
 		[ -f "$dm" ] && grep -a -h -m 3 -E 'WARNING:|NETDEV WATCHDOG|BUG:|Oops|Kernel panic|blocked for more than|rcu.*stall' "$dm" \
 			| sed "s/^/$vm: dmesg: /"

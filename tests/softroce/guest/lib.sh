@@ -115,6 +115,17 @@ sr_net_setup() {
 			done
 			sr_quad_route "$k" || sr_fail "policy routing failed"
 		done
+		# permanent neighbours (the MACs vm.sh gives the NICs): a carrier
+		# loss flushes dynamic entries, and rxe's modify_qp(RTR) then blocks
+		# ~1 s in ARP and fails (ETIMEDOUT) for every endpoint set up towards
+		# the cut NIC; with these, endpoints connect and their WRs time out
+		for k in 0 1 2 3; do
+			for j in 0 1 2 3; do
+				[ $j = $k ] && continue
+				ip neigh replace "10.0.0.$((j + 1))" lladdr "52:54:00:5a:00:0$((j + 1))" \
+					dev "eth$k" nud permanent || sr_fail "static neighbour failed"
+			done
+		done
 		SR_DEV=rxe0 SR_NETDEV=eth0 SR_IP=10.0.0.1 SR_NIC=n0
 		SR_PEER_DEV=rxe2 SR_PEER_NETDEV=eth2 SR_PEER_IP=10.0.0.3 SR_PEER_NIC=n2 SR_PEER_VM=$SR_VM
 		SR_NODES="rxe0,rxe1;rxe2,rxe3"
