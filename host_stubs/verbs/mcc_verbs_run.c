@@ -108,7 +108,7 @@ struct dom {
 	char name[64];
 	int kind; /* MCC_DOMAIN_DEVICE / MCC_DOMAIN_ROUTE */
 	uint32_t c, d; /* local device (ctx) / peer device */
-	int seen;
+	int seen, gone; /* gone: no longer owned here (TE handed the route to another NIC) */
 	struct mcc_domain_stats last;
 	struct dsample *s;
 	uint32_t ns;
@@ -566,8 +566,14 @@ static void dom_sample(struct dom *x, uint64_t t)
 	struct mcc_domain_stats st;
 	int rc = x->kind == MCC_DOMAIN_DEVICE ? eng_stats(x->c, -1, 0, &st)
 	                                      : eng_stats(x->c, SEG, (int)x->d, &st);
-	if (rc)
+	if (rc) {
+		if (x->seen && !x->gone)
+			say("STATE t=%.3f dom=%s gone: the route domain now belongs to another local NIC",
+			    secs(t), x->name);
+		x->gone = x->seen;
 		return;
+	}
+	x->gone = 0;
 	if (x->s && x->ns < MAXSAMPLES) {
 		struct dsample *p = &x->s[x->ns++];
 		p->t = t;
@@ -742,7 +748,7 @@ static int steps_all_done(void)
 static int watched_healthy(void)
 {
 	struct dom *r = route_dom(W.o.watch, W.o.watch);
-	if (!r || !r->seen || r->last.state != MCC_PATH_HEALTHY)
+	if (!r || !r->seen || (!r->gone && r->last.state != MCC_PATH_HEALTHY))
 		return 0;
 	for (uint32_t i = 0; i < W.ndom; i++)
 		if (W.dom[i].kind == MCC_DOMAIN_DEVICE && W.dom[i].seen &&
@@ -861,6 +867,10 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 		} else if (el >= W.o.max_duration) {
 			W.stopping = 1;
 			say("INFO t=%.3f stopping: --max-duration %.0f s reached", secs(now), W.o.max_duration);
+			for (uint32_t i = 0; i < W.ndom; i++)
+				if (W.dom[i].seen)
+					say("INFO   %s %s%s", W.dom[i].name, state_name((int)W.dom[i].last.state),
+					    W.dom[i].gone ? " (gone)" : "");
 		}
 		if (W.stopping) {
 			W.t_stop_reason = now;

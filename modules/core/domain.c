@@ -723,22 +723,34 @@ static NOINLINE void completion_general(struct mcc_lane *lane, struct mcc_permit
 /* ---------------------------------------------------------------- fast path */
 
 /*
- * The common case, inline and branch-light: both domains HEALTHY in credit
- * mode (control word low nibble zero), both lane slots bound to them with the
- * current epoch, and enough cached credit (admission) or room under the chunk
- * (settlement). No atomic read-modify-write, no shared-line write. Anything
- * else takes the general path, which is correct for every case.
+ * The common cases, inline and branch-light, both with the lane slots of both
+ * domains bound to them at the current credit epoch (anything else takes the
+ * general path, which is correct for every case):
+ *
+ * - credit: both domains HEALTHY in credit mode (control word low nibble
+ *   zero) and enough cached credit (admission) or room under the chunk
+ *   (settlement). No atomic read-modify-write, no shared-line write.
+ * - exact: both domains in exact mode, neither QUARANTINED nor PROBING
+ *   (admission; settlement takes any state): the shared reservation, exactly
+ *   as the general path does it, without its bookkeeping.
  */
-static inline bool slots_hit(struct mcc_lane *lane, struct mcc_dom *rd, struct mcc_dom *dd,
-                             uint64_t rctl, uint64_t dctl, struct mcc_slot **rs,
-                             struct mcc_slot **ds)
+static inline bool slots_bound(struct mcc_lane *lane, struct mcc_dom *rd, struct mcc_dom *dd,
+                               uint64_t rctl, uint64_t dctl, struct mcc_slot **rs,
+                               struct mcc_slot **ds)
 {
 	*rs = slot_of(lane, rd);
 	*ds = slot_of(lane, dd);
-	return !((rctl | dctl) & MCC_CTL_SLOWPATH) && atomic_load_explicit(&(*rs)->dom, RLX) == rd &&
+	return atomic_load_explicit(&(*rs)->dom, RLX) == rd &&
 	       atomic_load_explicit(&(*ds)->dom, RLX) == dd &&
 	       atomic_load_explicit(&(*rs)->epoch, RLX) == mcc_ctl_epoch(rctl) &&
 	       atomic_load_explicit(&(*ds)->epoch, RLX) == mcc_ctl_epoch(dctl);
+}
+
+/* Exact mode and HEALTHY, CONGESTED or SUSPECT: low nibble 8, 9 or 10. */
+static inline bool ctl_exact_admits(uint64_t ctl)
+{
+	return (ctl & MCC_CTL_SLOWPATH) - (MCC_CTL_EXACT | MCC_PATH_HEALTHY) <
+	       (uint64_t)MCC_PATH_QUARANTINED;
 }
 
 int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t generation,
@@ -751,30 +763,46 @@ int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t 
 	uint64_t rctl = atomic_load_explicit(&r->d.ctl, ACQ);
 	uint64_t dctl = atomic_load_explicit(&dv->d.ctl, ACQ);
 	struct mcc_slot *rs, *ds;
-	if (LIKELY(slots_hit(lane, &r->d, &dv->d, rctl, dctl, &rs, &ds))) {
-		uint64_t rc = atomic_load_explicit(&rs->credit, RLX);
-		uint64_t dc = atomic_load_explicit(&ds->credit, RLX);
-		if (LIKELY(rc >= bytes && dc >= bytes &&
-		           generation <= atomic_load_explicit(&r->d.generation, RLX) &&
-		           bytes <= atomic_load_explicit(&r->d.max_slice, RLX))) {
-			atomic_store_explicit(&rs->credit, rc - bytes, RLX);
-			atomic_store_explicit(&ds->credit, dc - bytes, RLX);
-			mcc_ctr_add(&ds->admits, 1);
-			mcc_ctr_add(&rs->admits, 1);
-			p->flags = MCC_PERMIT_F_LIVE;
-			p->route = r;
-			p->device = dv;
-			p->bytes = bytes;
-			p->generation = generation;
-			p->reason = 0;
-			if (task)
-				p->task = *task;
-			else
-				memset(&p->task, 0, sizeof(p->task));
-			return MCC_ADMIT;
+	if (LIKELY(slots_bound(lane, &r->d, &dv->d, rctl, dctl, &rs, &ds) &&
+	           generation <= atomic_load_explicit(&r->d.generation, RLX) &&
+	           bytes <= atomic_load_explicit(&r->d.max_slice, RLX))) {
+		if (LIKELY(!((rctl | dctl) & MCC_CTL_SLOWPATH))) {
+			uint64_t rc = atomic_load_explicit(&rs->credit, RLX);
+			uint64_t dc = atomic_load_explicit(&ds->credit, RLX);
+			if (LIKELY(rc >= bytes && dc >= bytes)) {
+				atomic_store_explicit(&rs->credit, rc - bytes, RLX);
+				atomic_store_explicit(&ds->credit, dc - bytes, RLX);
+				goto admitted;
+			}
+		} else if (ctl_exact_admits(rctl) && ctl_exact_admits(dctl)) {
+			/* device, then route; the general path below decides (and
+			 * refuses) a refused reservation from scratch, so roll back
+			 * a device reservation the route did not match */
+			if (dom_reserve(&dv->d, bytes, atomic_load_explicit(&dv->d.window, RLX), 0,
+			                true)) {
+				if (LIKELY(dom_reserve(&r->d, bytes,
+				                       atomic_load_explicit(&r->d.window, RLX), 0, true)))
+					goto admitted;
+				atomic_fetch_sub_explicit(&dv->d.inflight, (int64_t)bytes, RLX);
+			}
 		}
 	}
 	return acquire_general(lane, r, bytes, generation, task, p);
+
+admitted:
+	mcc_ctr_add(&ds->admits, 1);
+	mcc_ctr_add(&rs->admits, 1);
+	p->flags = MCC_PERMIT_F_LIVE;
+	p->route = r;
+	p->device = dv;
+	p->bytes = bytes;
+	p->generation = generation;
+	p->reason = 0;
+	if (task)
+		p->task = *task;
+	else
+		memset(&p->task, 0, sizeof(p->task));
+	return MCC_ADMIT;
 }
 
 int mcc_core_release(mcc_lane *lane, struct mcc_permit *p, uint64_t bytes, uint32_t reason)
@@ -789,21 +817,50 @@ int mcc_core_release(mcc_lane *lane, struct mcc_permit *p, uint64_t bytes, uint3
 		uint64_t rctl = atomic_load_explicit(&r->d.ctl, ACQ);
 		uint64_t dctl = atomic_load_explicit(&dv->d.ctl, ACQ);
 		struct mcc_slot *rs, *ds;
-		if (LIKELY(slots_hit(lane, &r->d, &dv->d, rctl, dctl, &rs, &ds))) {
-			uint64_t rc = atomic_load_explicit(&rs->credit, RLX) + bytes;
-			uint64_t dc = atomic_load_explicit(&ds->credit, RLX) + bytes;
-			if (LIKELY(rc <= atomic_load_explicit(&r->d.chunk, RLX) &&
-			           dc <= atomic_load_explicit(&dv->d.chunk, RLX))) {
-				atomic_store_explicit(&rs->credit, rc, RLX);
-				atomic_store_explicit(&ds->credit, dc, RLX);
-				p->bytes -= bytes;
-				if (!p->bytes)
-					p->flags &= ~MCC_PERMIT_F_LIVE;
-				return 0;
+		if (LIKELY(slots_bound(lane, &r->d, &dv->d, rctl, dctl, &rs, &ds))) {
+			if (LIKELY(!((rctl | dctl) & MCC_CTL_SLOWPATH))) {
+				uint64_t rc = atomic_load_explicit(&rs->credit, RLX) + bytes;
+				uint64_t dc = atomic_load_explicit(&ds->credit, RLX) + bytes;
+				if (LIKELY(rc <= atomic_load_explicit(&r->d.chunk, RLX) &&
+				           dc <= atomic_load_explicit(&dv->d.chunk, RLX))) {
+					atomic_store_explicit(&rs->credit, rc, RLX);
+					atomic_store_explicit(&ds->credit, dc, RLX);
+					goto settled;
+				}
+			} else if (rctl & dctl & MCC_CTL_EXACT) {
+				atomic_fetch_sub_explicit(&dv->d.inflight, (int64_t)bytes, RLX);
+				atomic_fetch_sub_explicit(&r->d.inflight, (int64_t)bytes, RLX);
+				goto settled;
 			}
 		}
 	}
 	return release_general(lane, p, bytes, reason);
+
+settled:
+	p->bytes -= bytes;
+	if (!p->bytes)
+		p->flags &= ~MCC_PERMIT_F_LIVE;
+	return 0;
+}
+
+/* A settled successful completion: the permit and this lane's feedback. */
+static inline void success_settled(struct mcc_permit *p, struct mcc_slot *ds, struct mcc_slot *rs,
+                                   uint64_t n, const struct mcc_completion *wc)
+{
+	p->bytes -= n;
+	if (!p->bytes)
+		p->flags &= ~MCC_PERMIT_F_LIVE;
+	mcc_ctr_add(&ds->completed_bytes, n);
+	mcc_ctr_add(&ds->completions, 1);
+	mcc_ctr_add(&rs->completed_bytes, n);
+	mcc_ctr_add(&rs->completions, 1);
+	if (wc->post_ns && wc->complete_ns > wc->post_ns) {
+		uint64_t lat = wc->complete_ns - wc->post_ns;
+		mcc_ctr_add(&ds->lat_sum_ns, lat);
+		mcc_ctr_add(&ds->lat_samples, 1);
+		mcc_ctr_add(&rs->lat_sum_ns, lat);
+		mcc_ctr_add(&rs->lat_samples, 1);
+	}
 }
 
 void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit *p, const struct mcc_completion *wc)
@@ -821,29 +878,28 @@ void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit *p, const struct m
 		uint64_t rctl = atomic_load_explicit(&r->d.ctl, ACQ);
 		uint64_t dctl = atomic_load_explicit(&dv->d.ctl, ACQ);
 		struct mcc_slot *rs, *ds;
-		if (LIKELY(slots_hit(lane, &r->d, &dv->d, rctl, dctl, &rs, &ds) &&
+		if (LIKELY(slots_bound(lane, &r->d, &dv->d, rctl, dctl, &rs, &ds) &&
 		           gen >= atomic_load_explicit(&r->d.generation, RLX))) {
-			uint64_t rc = atomic_load_explicit(&rs->credit, RLX) + n;
-			uint64_t dc = atomic_load_explicit(&ds->credit, RLX) + n;
-			if (LIKELY(rc <= atomic_load_explicit(&r->d.chunk, RLX) &&
-			           dc <= atomic_load_explicit(&dv->d.chunk, RLX))) {
-				struct mcc_slot *ld = ds, *lr = rs;
-				atomic_store_explicit(&rs->credit, rc, RLX);
-				atomic_store_explicit(&ds->credit, dc, RLX);
-				p->bytes -= n;
-				if (!p->bytes)
-					p->flags &= ~MCC_PERMIT_F_LIVE;
-				mcc_ctr_add(&ld->completed_bytes, n);
-				mcc_ctr_add(&ld->completions, 1);
-				mcc_ctr_add(&lr->completed_bytes, n);
-				mcc_ctr_add(&lr->completions, 1);
-				if (wc->post_ns && wc->complete_ns > wc->post_ns) {
-					uint64_t lat = wc->complete_ns - wc->post_ns;
-					mcc_ctr_add(&ld->lat_sum_ns, lat);
-					mcc_ctr_add(&ld->lat_samples, 1);
-					mcc_ctr_add(&lr->lat_sum_ns, lat);
-					mcc_ctr_add(&lr->lat_samples, 1);
+			if (LIKELY(!((rctl | dctl) & MCC_CTL_SLOWPATH))) {
+				uint64_t rc = atomic_load_explicit(&rs->credit, RLX) + n;
+				uint64_t dc = atomic_load_explicit(&ds->credit, RLX) + n;
+				if (LIKELY(rc <= atomic_load_explicit(&r->d.chunk, RLX) &&
+				           dc <= atomic_load_explicit(&dv->d.chunk, RLX))) {
+					atomic_store_explicit(&rs->credit, rc, RLX);
+					atomic_store_explicit(&ds->credit, dc, RLX);
+					success_settled(p, ds, rs, n, wc);
+					return;
 				}
+			} else if (rctl & dctl & MCC_CTL_EXACT) {
+				atomic_fetch_sub_explicit(&dv->d.inflight, (int64_t)n, RLX);
+				atomic_fetch_sub_explicit(&r->d.inflight, (int64_t)n, RLX);
+				success_settled(p, ds, rs, n, wc);
+				/* credit mode implies HEALTHY: only exact mode can be
+				 * CONGESTED */
+				if (UNLIKELY((mcc_ctl_state(rctl) == MCC_PATH_CONGESTED ||
+				              mcc_ctl_state(dctl) == MCC_PATH_CONGESTED) &&
+				             mcc_task_is_set(&p->task)))
+					congestion_feedback(lane, p, rctl, gen, wc->complete_ns);
 				return;
 			}
 		}

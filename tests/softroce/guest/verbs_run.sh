@@ -18,7 +18,7 @@
 #   local-down  "ip link set eth0 down" (node 0's rail 0) mid-transfer, up
 #               again later: PORT_ERR, LOC_QP_OP_ERR, a flush burst counted
 #               once, quarantine at port scope, nothing lost
-#   tbf         "tc qdisc add dev eth0 root tbf rate 4mbit" shapes node 0's rail 0:
+#   tbf         "tc qdisc add dev eth0 root tbf rate 8mbit" shapes node 0's rail 0:
 #               completion latency and drain time rise, the route goes
 #               CONGESTED and its window shrinks, no quarantine
 # ENGINE: te (default) or tent.
@@ -120,23 +120,26 @@ local-down)
 	# them)
 	ini enforce aimd "target_drain_us = 5000000" "epoch_us = 10000" "hard_error_threshold = 3" \
 		"cooldown_ms = 1500" "cooldown_max_ms = 3000" "probe_successes = 3" "low_pressure_epochs = 4"
-	# 2 MiB tasks (32 WRs each, all posted at once): the send queues of rxe0
-	# hold WRs when the link goes down, so a burst flushes
-	run 75 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 2097152 --concurrency 8 \
+	# 1 MiB tasks (16 WRs each, all posted at once), 6 in flight: the send
+	# queues of rxe0 hold WRs when the link goes down, so a burst flushes
+	run 75 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 1048576 --concurrency 6 \
 		--duration 6 --max-duration 45 --until-healthy --check local-down --watch 0 \
 		--at "1.5:ip link set eth0 down" --at "e+1.5:sr-quad-up 0" \
 		--label "$ENGINE-local-down" --quiet
 	;;
 tbf)
-	# drain target between the healthy rail (40-80 ms here, spikes to ~0.2 s
-	# under host load) and the shaped one (a 64 KiB WR alone takes 130 ms at
-	# 4 Mbit/s; 1.6 s at the start of the shaping)
-	ini enforce aimd "target_drain_us = 300000" "epoch_us = 25000" "high_pressure_epochs = 2" \
+	# drain target between the healthy rail (40-80 ms here, spikes to ~0.33 s
+	# under host load) and the shaped one (~1.6 s when the shaping starts; a
+	# 64 KiB WR alone takes 65 ms at 8 Mbit/s). The qdisc limit is above what
+	# rxe keeps queued (64 packets per QP): no drop, no retransmission. At
+	# 4 Mbit/s the queueing delay neared the 268 ms ACK timeout: spurious
+	# retransmits, tbf drops and IBV_WC_REM_INV_REQ_ERR.
+	ini enforce aimd "target_drain_us = 400000" "epoch_us = 25000" "high_pressure_epochs = 2" \
 		"low_pressure_epochs = 4" "min_window_bytes = 65536" "max_window_bytes = 1048576" \
 		"ai_bytes = 65536"
 	run 75 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 262144 --concurrency 4 \
 		--duration 11 --max-duration 30 --check tbf --watch 0 \
-		--at "3:tc qdisc add dev eth0 root tbf rate 4mbit burst 16kb latency 500ms" \
+		--at "3:tc qdisc add dev eth0 root tbf rate 8mbit burst 16kb limit 512kb" \
 		--label "$ENGINE-tbf" --quiet
 	tc qdisc del dev eth0 root 2>/dev/null
 	;;
