@@ -133,7 +133,14 @@ void mcc_ctl_quarantine(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 	cs->last_q_ns = now;
 	cs->quarantined_once = true;
 	atomic_store_explicit(&d->q_until_ns, now + cs->cooldown_ms * NS_PER_MS, RLX);
-	atomic_store_explicit(&d->q_generation, atomic_load_explicit(&d->generation, RLX), RLX);
+	/* The generation to beat is the one the failures were seen on, not the
+	 * route's newest: an engine that rebuilt its endpoint right after the
+	 * error (TENT does) probes on that rebuilt, unproven generation rather
+	 * than waiting for one it never creates. Evidence without a generation
+	 * (async events, signals) fences the current one. */
+	uint32_t eg = atomic_exchange_explicit(&d->err_gen, 0, RLX);
+	atomic_store_explicit(&d->q_generation,
+	                      eg ? eg : atomic_load_explicit(&d->generation, RLX), RLX);
 	cs->quarantines++;
 	cs->hard_errors = 0;
 	cs->high_streak = cs->low_streak = cs->clean_streak = 0;

@@ -205,6 +205,8 @@ struct mcc_dom {
 	_Atomic uint64_t backlog;        /* MCC_SIG_BACKLOG value0 */
 	_Atomic uint64_t telemetry;      /* MCC_SIG_DEVICE_TELEMETRY value1 */
 	_Atomic uint64_t suppressed;     /* soft deadlines dropped for poller stall */
+	_Atomic uint32_t err_gen;        /* route: highest generation that carried a hard
+	                                  * error since the last quarantine (0: none) */
 
 	/* line 4: counters folded from rebound lane slots */
 	alignas(MCC_LINE) _Atomic uint64_t fl_admits;

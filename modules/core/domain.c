@@ -627,6 +627,7 @@ static COLD void error_feedback(struct mcc_lane *lane, struct mcc_permit *p,
 			 * refreshed generation still times out */
 			reason = MCC_REASON_REMOTE_METADATA;
 		} else if (p->flags & MCC_PERMIT_F_PROBE) {
+			mcc_raise_u32(&r->d.err_gen, gen);
 			if (rs == MCC_PATH_PROBING)
 				atomic_fetch_add_explicit(&r->d.probe_fail, 1, RLX);
 			if (mcc_ctl_state(dctl) == MCC_PATH_PROBING)
@@ -634,6 +635,7 @@ static COLD void error_feedback(struct mcc_lane *lane, struct mcc_permit *p,
 			reason = MCC_REASON_PROBE_FAILED;
 		} else {
 			/* QP/route scope: never the device (vendor_err never widens) */
+			mcc_raise_u32(&r->d.err_gen, gen);
 			atomic_fetch_add_explicit(&r->d.hard_pending, 1, RLX);
 		}
 	}

@@ -359,6 +359,31 @@ static void test_probing_admits_only_new_generation(void)
 	th_free(f.h);
 }
 
+/* An engine that rebuilds its endpoint right after the failing WC (TENT's
+ * resetConnection) announces the new generation before the tick that
+ * quarantines: that rebuilt generation never failed, so it may probe. */
+static void test_probing_admits_generation_rebuilt_before_quarantine(void)
+{
+	struct fix f = fx(NULL);
+	for (uint32_t i = 0; i < 3; i++) {
+		struct mcc_permit p = MCC_PERMIT_INIT;
+		CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 3, 0, 0, 0, &p), MCC_ADMIT);
+		th_wc(f.h, &p, IBV_WC_RETRY_EXC_ERR, 0);
+	}
+	th_sig(f.h, MCC_SIG_ENDPOINT_REBUILT, NULL, f.r, 0, 0, 4, 0, 0, 0);
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_QUARANTINED);
+	th_advance_ms(f.h, 1000);
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_PROBING);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 3, 0, 0, 0, &p), MCC_AVOID);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 4, 0, 0, 0, &p), MCC_ADMIT);
+	CU_ASSERT(p.flags & MCC_PERMIT_F_PROBE);
+	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
+	th_free(f.h);
+}
+
 static void test_probing_admits_only_a_bounded_probe(void)
 {
 	struct mcc_config_v1 c;
@@ -711,6 +736,7 @@ static CU_pSuite t_init_aimd_tests(void)
 	MCC_CU_ADD(s, test_edge_suspect_to_quarantined_on_device_fatal_event);
 	MCC_CU_ADD(s, test_edge_quarantined_to_probing_after_cooldown);
 	MCC_CU_ADD(s, test_probing_admits_only_new_generation);
+	MCC_CU_ADD(s, test_probing_admits_generation_rebuilt_before_quarantine);
 	MCC_CU_ADD(s, test_probing_admits_only_a_bounded_probe);
 	MCC_CU_ADD(s, test_edge_probing_to_congested_after_probe_successes);
 	MCC_CU_ADD(s, test_edge_probing_to_quarantined_on_probe_failure);
