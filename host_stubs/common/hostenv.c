@@ -2,6 +2,7 @@
 /* hostenv.c - helpers shared by the engine stubs (no hook dependency). */
 #include "hostenv.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -84,4 +85,25 @@ int mcc_host_tick_claim(const void *inst, uint64_t now, uint64_t epoch)
 void mcc_host_tick_done(void)
 {
 	pthread_mutex_unlock(&tick_mu);
+}
+
+void mcc_host_detail_unknown(struct mcc_task_detail *d)
+{
+	uint32_t sz = d->struct_size;
+	memset(d, 0, sz < sizeof(*d) ? sz : sizeof(*d));
+	d->struct_size = sz;
+	d->state = MCC_TASK_UNKNOWN;
+}
+
+int mcc_host_task_query(const struct mcc_policy_v1 *ops, void *ctx, uint64_t batch_id,
+                        uint64_t task_id, uint32_t facts, struct mcc_task_detail *d)
+{
+	struct mcc_task_ref ref = {batch_id, task_id, 0, 0};
+	int rc = ops->task_query(ctx, &ref, facts, d);
+	if (rc < 0) {
+		d->state = MCC_TASK_UNKNOWN;
+		return rc == -ENOENT ? 0 : rc;
+	}
+	d->state = (uint32_t)rc;
+	return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "../fabric/fabric.h"
 #include "../sim/exec.h"
+#include "mcc_policy_v1.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -71,6 +72,16 @@ uint32_t mcc_host_lane_budget(uint32_t own);
  * mcc_host_tick_done(). */
 int mcc_host_tick_claim(const void *inst, uint64_t now_ns, uint64_t epoch_ns);
 void mcc_host_tick_done(void);
+
+/* Caller queries (RFC "Caller Observability"), shared by the TE and TENT
+ * stubs. mcc_host_detail_unknown fills `d` (up to d->struct_size) as "no
+ * evidence": controller off or compiled out. mcc_host_task_query asks the
+ * policy with the engine's MCC_TASKQ_* facts and projects its answer: a
+ * task with no record reads UNKNOWN and returns 0; other errors are
+ * returned with state UNKNOWN. */
+void mcc_host_detail_unknown(struct mcc_task_detail *d);
+int mcc_host_task_query(const struct mcc_policy_v1 *ops, void *ctx, uint64_t batch_id,
+                        uint64_t task_id, uint32_t facts, struct mcc_task_detail *d);
 
 /* Virtual CPU costs of the engines' steps under the sim executor (ns). */
 #define MCC_HOST_COST_PASS_NS 300u

@@ -1332,10 +1332,7 @@ int tent_get_task_congestion_detail(tent_engine *e, uint64_t batch_id, uint64_t 
 		return -EINVAL;
 #if MCC_CC_COMPILED_IN
 	if (!e->cc_on) { /* controller off: no evidence */
-		uint32_t sz = detail->struct_size;
-		memset(detail, 0, sz < sizeof(*detail) ? sz : sizeof(*detail));
-		detail->struct_size = sz;
-		detail->state = MCC_TASK_UNKNOWN;
+		mcc_host_detail_unknown(detail);
 		return 0;
 	}
 	struct tent_task *t = &b->tasks[task_id];
@@ -1344,20 +1341,10 @@ int tent_get_task_congestion_detail(tent_engine *e, uint64_t batch_id, uint64_t 
 		facts |= MCC_TASKQ_SEEN_SUCCESS;
 	if (atomic_load(&t->resolved) == t->nslices)
 		facts |= MCC_TASKQ_FINISHED;
-	struct mcc_task_ref ref = {batch_id, task_id, 0, 0};
-	int rc = e->ops->task_query(e->cc, &ref, facts, detail);
-	if (rc < 0) {
-		detail->state = MCC_TASK_UNKNOWN;
-		return rc == -ENOENT ? 0 : rc;
-	}
-	detail->state = (uint32_t)rc;
-	return 0;
+	return mcc_host_task_query(e->ops, e->cc, batch_id, task_id, facts, detail);
 #else
 	(void)e;
-	uint32_t sz = detail->struct_size;
-	memset(detail, 0, sz < sizeof(*detail) ? sz : sizeof(*detail));
-	detail->struct_size = sz;
-	detail->state = MCC_TASK_UNKNOWN;
+	mcc_host_detail_unknown(detail); /* compiled out: no evidence */
 	return 0;
 #endif
 }
