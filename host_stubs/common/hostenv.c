@@ -107,3 +107,12 @@ int mcc_host_task_query(const struct mcc_policy_v1 *ops, void *ctx, uint64_t bat
 	d->state = (uint32_t)rc;
 	return 0;
 }
+
+uint64_t mcc_host_fab_step(mcc_fab_model *m, mcc_exec *ex, uint64_t now)
+{
+	const uint64_t poll_ns = 200000;
+	uint64_t next = mcc_fab_model_advance(m, now);
+	if (mcc_exec_kind(ex) == MCC_EXEC_THREADED) /* real time: poll the model */
+		return next == MCC_FAB_NEVER || next > now + poll_ns ? now + poll_ns : next;
+	return next == MCC_FAB_NEVER ? MCC_EXEC_PARK : next;
+}

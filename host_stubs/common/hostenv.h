@@ -9,6 +9,7 @@
 #define MCC_HOSTENV_H
 
 #include "../fabric/fabric.h"
+#include "../fabric/model.h"
 #include "../sim/exec.h"
 #include "mcc_policy_v1.h"
 
@@ -72,6 +73,11 @@ uint32_t mcc_host_lane_budget(uint32_t own);
  * mcc_host_tick_done(). */
 int mcc_host_tick_claim(const void *inst, uint64_t now_ns, uint64_t epoch_ns);
 void mcc_host_tick_done(void);
+
+/* The fabric model as an executor actor: advance it to `now` and return
+ * when it next wants a step: its next event (or park) under the virtual-time
+ * executor; under the threaded one, polled at least every 200 us. */
+uint64_t mcc_host_fab_step(mcc_fab_model *m, mcc_exec *ex, uint64_t now);
 
 /* Caller queries (RFC "Caller Observability"), shared by the TE and TENT
  * stubs. mcc_host_detail_unknown fills `d` (up to d->struct_size) as "no

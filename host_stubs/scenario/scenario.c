@@ -447,10 +447,7 @@ static void fab_sched(void *arg, uint64_t at)
 static uint64_t fab_step(void *arg, uint64_t now)
 {
 	struct scn *sc = arg;
-	uint64_t next = mcc_fab_model_advance(sc->model, now);
-	if (mcc_exec_kind(sc->ex) == MCC_EXEC_THREADED) /* real time: poll the model */
-		return next == MCC_FAB_NEVER ? now + 200000 : (next > now + 200000 ? now + 200000 : next);
-	return next == MCC_FAB_NEVER ? MCC_EXEC_PARK : next;
+	return mcc_host_fab_step(sc->model, sc->ex, now);
 }
 
 static int all_idle(void *arg)

@@ -899,12 +899,11 @@ static void fab_sched(void *arg, uint64_t at)
 	mcc_exec_wake(W.fab_actor, at);
 }
 
-/* the fabric model's clock: poll it in real time */
+/* the fabric model's clock (real time: polled) */
 static uint64_t fab_step(void *arg, uint64_t now)
 {
 	(void)arg;
-	uint64_t next = mcc_fab_model_advance(W.model, now);
-	return next == MCC_FAB_NEVER || next > now + 200000 ? now + 200000 : next;
+	return mcc_host_fab_step(W.model, W.ex, now);
 }
 
 static int all_done(void *arg)

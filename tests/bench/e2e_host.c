@@ -228,10 +228,7 @@ static void fab_sched(void *arg, uint64_t at)
 static uint64_t fab_step(void *arg, uint64_t now)
 {
 	struct e2e *w = arg;
-	uint64_t next = mcc_fab_model_advance(w->model, now);
-	if (mcc_exec_kind(w->ex) == MCC_EXEC_THREADED) /* real time: poll the model */
-		return next == MCC_FAB_NEVER ? now + 200000 : (next > now + 200000 ? now + 200000 : next);
-	return next == MCC_FAB_NEVER ? MCC_EXEC_PARK : next;
+	return mcc_host_fab_step(w->model, w->ex, now);
 }
 
 static double cpu_ms(void)
