@@ -180,6 +180,7 @@ void mcc_ctl_hard_error(struct mcc_core *core, struct mcc_dom *d, uint32_t n, ui
 static void enter_probing(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 {
 	atomic_store_explicit(&d->window, core->p.min_window, RLX);
+	mcc_dom_set_limit(d);
 	atomic_store_explicit(&d->probe_bound, core->p.probe_window, RLX);
 	atomic_store_explicit(&d->q_until_ns, 0, RLX);
 	d->cs.probe_ok = 0;
@@ -194,6 +195,7 @@ static void recover(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 {
 	struct mcc_ctl *cs = &d->cs;
 	atomic_store_explicit(&d->window, core->p.min_window, RLX);
+	mcc_dom_set_limit(d);
 	cs->pre_cut = cs->pre_q_window > core->p.min_window ? cs->pre_q_window : core->p.min_window;
 	cs->fr_left = core->p.fr_epochs;
 	cs->high_streak = cs->low_streak = cs->clean_streak = 0;
@@ -284,8 +286,10 @@ static void aimd(struct mcc_core *core, struct mcc_dom *d, uint32_t st, bool hig
 	} else {
 		cs->high_streak = 0; /* idle epochs break a high run, keep a low run */
 	}
-	if (nw != w)
+	if (nw != w) {
 		atomic_store_explicit(&d->window, nw, RLX);
+		mcc_dom_set_limit(d);
+	}
 	if (ns != st)
 		mcc_ctl_set_state(core, d, ns, now);
 	else if (nw != w)
@@ -522,8 +526,10 @@ static void credit_snapshot(struct mcc_core *core)
 		}
 	mcc_scan_lanes(core);
 	for (int l = 0; l < 2; l++)
-		for (struct mcc_dom *d = lists[l]; d; d = d->next)
+		for (struct mcc_dom *d = lists[l]; d; d = d->next) {
 			atomic_store_explicit(&d->stale_est, d->cs.tmp_stale, RLX);
+			mcc_dom_set_limit(d);
+		}
 }
 
 /* Evidence from a slow path (core->lock held). */

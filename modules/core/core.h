@@ -36,6 +36,7 @@
 #define MCC_LINE 64
 #define MCC_LANE_SLOTS 64u                /* credit cache slots per lane (direct mapped) */
 #define MCC_DEV_SLOTS 8u                  /* of which reserved for devices */
+#define MCC_LANE_PEND 4u                  /* exact-mode feedback entries per lane */
 #define MCC_EV_RING 1024u                 /* evidence records per lane ring (power of two) */
 #define MCC_EV_OKCACHE 16u                /* lane cache of recent success records */
 #define MCC_CHUNK_MAX ((uint64_t)1 << 20) /* credit chunk cap: 1 MiB */
@@ -175,12 +176,13 @@ struct mcc_dom {
 	alignas(MCC_LINE) _Atomic uint64_t ctl;
 	_Atomic uint64_t window;
 	_Atomic uint64_t chunk;       /* credit chunk (0 in exact mode) */
-	_Atomic uint64_t probe_bound; /* PROBING bound (0: one slice) */
+	_Atomic uint64_t limit;       /* window + stale_est (mcc_dom_set_limit) */
 	_Atomic uint64_t stale_est;   /* stale credit still cached by lanes (tick) */
 	_Atomic uint64_t max_slice;   /* largest slice seen */
 	_Atomic uint32_t generation;  /* route: highest endpoint generation seen */
 	_Atomic uint32_t q_generation;/* route: generation at quarantine */
-	uint32_t slot_off;            /* byte offset of its lane slot (constant) */
+	uint16_t slot_off;            /* byte offset in a lane of its slot (constant) */
+	uint16_t pend_off;            /* route: ... of its pending pair (constant) */
 	uint32_t kind;                /* enum mcc_dom_kind (constant) */
 
 	/* line 1: the shared reservation counter alone (includes lane credit) */
@@ -217,6 +219,7 @@ struct mcc_dom {
 
 	/* line 5 */
 	alignas(MCC_LINE) _Atomic uint64_t progress_mark; /* device: epoch of the last poll pass */
+	_Atomic uint64_t probe_bound;    /* PROBING bound (0: one slice) */
 	_Atomic uint64_t q_until_ns;     /* end of the cooldown (QUARANTINED) */
 	_Atomic uint64_t bindings;       /* lane slots referencing this domain */
 	_Atomic uint32_t meta_stale_gen; /* route: generation with stale metadata */
@@ -226,6 +229,17 @@ struct mcc_dom {
 	struct mcc_dom *next, *prev; /* core list (cold) */
 	bool closed;
 };
+
+/* The exact fast path's bound: an admission that leaves the effective
+ * in-flight (inflight - stale_est) within the window leaves inflight within
+ * window + stale_est. Stored after every change of either. */
+static inline void mcc_dom_set_limit(struct mcc_dom *d)
+{
+	atomic_store_explicit(&d->limit,
+	                      atomic_load_explicit(&d->window, RLX) +
+	                          atomic_load_explicit(&d->stale_est, RLX),
+	                      RLX);
+}
 
 struct mcc_device {
 	struct mcc_dom d; /* first */
@@ -259,6 +273,25 @@ struct mcc_slot {
 	uint32_t reserved0;
 	/* this lane's feedback for `dom` since the slot was bound (single
 	 * writer: relaxed load + store) */
+	_Atomic uint64_t admits;
+	_Atomic uint64_t completed_bytes;
+	_Atomic uint64_t completions;
+	_Atomic uint64_t lat_sum_ns;
+	_Atomic uint64_t lat_samples;
+};
+
+/*
+ * Exact-mode feedback of one (route, device) pair, kept on the lane's own
+ * lines (domain.c "pending pairs"): the exact fast path counts here instead
+ * of in the two lane slots, whose addresses depend on loads of both domains
+ * and would sit between its locked operations. Direct mapped by the route's
+ * slot; folded into the two slots when the entry is retargeted or one of
+ * its slots is rebound, so while `rd` is set both slots are bound to `rd`
+ * and `dd`. Written by the lane only; read by the tick's scan.
+ */
+struct mcc_pend {
+	alignas(MCC_LINE) _Atomic(struct mcc_dom *) rd;
+	_Atomic(struct mcc_dom *) dd;
 	_Atomic uint64_t admits;
 	_Atomic uint64_t completed_bytes;
 	_Atomic uint64_t completions;
@@ -316,6 +349,7 @@ struct mcc_ancache {
 
 struct mcc_lane {
 	struct mcc_slot slots[MCC_LANE_SLOTS]; /* first: slot address = lane + offset */
+	struct mcc_pend pend[MCC_LANE_PEND];
 	struct mcc_core *core;
 	uint32_t id;
 	uint32_t role;
@@ -556,6 +590,24 @@ void mcc_core_batch_free(void *ctx, uint64_t batch_id);
 static inline bool mcc_task_is_set(const struct mcc_task_ref *t)
 {
 	return t && (t->batch_id || t->task_id);
+}
+
+/* Copy a task reference into a permit (NULL: no task), one field per load.
+ * A host fills its task reference field by field just before try_acquire;
+ * a load wider than those stores cannot be forwarded from the store buffer
+ * and stalls (~15 cycles on x86), so the copy must not be merged into one
+ * vector load: relaxed atomic loads are never combined. */
+static inline void mcc_task_set(struct mcc_task_ref *dst, const struct mcc_task_ref *src)
+{
+	if (src) {
+		dst->batch_id = __atomic_load_n(&src->batch_id, __ATOMIC_RELAXED);
+		dst->task_id = __atomic_load_n(&src->task_id, __ATOMIC_RELAXED);
+		dst->attempt = __atomic_load_n(&src->attempt, __ATOMIC_RELAXED);
+	} else {
+		dst->batch_id = dst->task_id = 0;
+		dst->attempt = 0;
+	}
+	dst->reserved0 = 0;
 }
 
 /* ------------------------------------------------------------- recorder.c */

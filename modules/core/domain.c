@@ -10,16 +10,19 @@
  * domain in a small direct-mapped table. The shared counter d->inflight
  * includes every byte of cached credit, so
  *     actual in-flight <= d->inflight,
- * and every increase of d->inflight is a CAS that checked the bound, so no
+ * and every increase of d->inflight checked the bound (a CAS, or a locked
+ * add whose returned value is tested and taken back when over), so no
  * admission ever exceeds max(window, one slice). A domain in exact mode
  * (MCC_CTL_EXACT: small window or any state but HEALTHY) admits with a
- * shared CAS per slice and nothing is cached. Each state change or window
+ * shared locked add per slice and nothing is cached; its feedback counts go
+ * to the lane's pending pairs. Each state change or window
  * cut bumps the domain's credit epoch; a lane checks the epoch before
  * spending and hands stale credit back through d->stale_returned, which the
  * next tick subtracts (tick's stale-credit snapshot d->stale_est keeps
  * exact admission from counting credit that idle lanes still hold).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,8 +53,14 @@ void mcc_dom_init(struct mcc_core *core, struct mcc_dom *d, uint32_t kind, uint3
 		uint32_t h = (uint32_t)(((uint64_t)idx * 0x9E3779B97F4A7C15ull) >> 32);
 		slot = MCC_DEV_SLOTS + (uint32_t)(((uint64_t)h * (MCC_LANE_SLOTS - MCC_DEV_SLOTS)) >> 32);
 	}
-	d->slot_off = (uint32_t)sizeof(struct mcc_slot) * slot;
+	d->slot_off = (uint16_t)(offsetof(struct mcc_lane, slots) + sizeof(struct mcc_slot) * slot);
+	d->pend_off = (uint16_t)(offsetof(struct mcc_lane, pend) +
+	                         sizeof(struct mcc_pend) * (slot % MCC_LANE_PEND));
+	_Static_assert(offsetof(struct mcc_lane, pend) + sizeof(struct mcc_pend) * MCC_LANE_PEND <=
+	                   UINT16_MAX,
+	               "lane offsets fit 16 bits");
 	atomic_init(&d->window, core->p.max_window); /* healthy paths start at the max */
+	mcc_dom_set_limit(d);
 	atomic_init(&d->probe_bound, core->p.probe_window);
 	d->cs.cooldown_ms = core->p.cooldown_ms;
 	d->cs.suspect_prev = MCC_PATH_HEALTHY;
@@ -93,6 +102,36 @@ static void fold(_Atomic uint64_t *from, _Atomic uint64_t *to)
 	}
 }
 
+static inline struct mcc_slot *slot_of(struct mcc_lane *lane, const struct mcc_dom *d)
+{
+	return (struct mcc_slot *)(void *)((char *)lane + d->slot_off);
+}
+
+/* Move a pending pair's counts into its two (bound) slots and free it.
+ * Inside a seqlock write section. */
+static void pend_fold(struct mcc_lane *lane, struct mcc_pend *e)
+{
+	struct mcc_dom *dom[2] = { atomic_load_explicit(&e->rd, RLX),
+		                   atomic_load_explicit(&e->dd, RLX) };
+	if (!dom[0])
+		return;
+	for (int k = 0; k < 2; k++) {
+		struct mcc_slot *s = slot_of(lane, dom[k]);
+		mcc_ctr_add(&s->admits, atomic_load_explicit(&e->admits, RLX));
+		mcc_ctr_add(&s->completed_bytes, atomic_load_explicit(&e->completed_bytes, RLX));
+		mcc_ctr_add(&s->completions, atomic_load_explicit(&e->completions, RLX));
+		mcc_ctr_add(&s->lat_sum_ns, atomic_load_explicit(&e->lat_sum_ns, RLX));
+		mcc_ctr_add(&s->lat_samples, atomic_load_explicit(&e->lat_samples, RLX));
+	}
+	atomic_store_explicit(&e->rd, NULL, RLX);
+	atomic_store_explicit(&e->dd, NULL, RLX);
+	atomic_store_explicit(&e->admits, 0, RLX);
+	atomic_store_explicit(&e->completed_bytes, 0, RLX);
+	atomic_store_explicit(&e->completions, 0, RLX);
+	atomic_store_explicit(&e->lat_sum_ns, 0, RLX);
+	atomic_store_explicit(&e->lat_samples, 0, RLX);
+}
+
 static COLD void slot_rebind(struct mcc_lane *lane, struct mcc_slot *s, struct mcc_dom *d)
 {
 	struct mcc_dom *old = atomic_load_explicit(&s->dom, RLX);
@@ -100,6 +139,13 @@ static COLD void slot_rebind(struct mcc_lane *lane, struct mcc_slot *s, struct m
 	atomic_store_explicit(&lane->seq, seq + 1, RLX); /* seqlock: write begins */
 	atomic_thread_fence(REL);
 	if (old) {
+		/* pending pairs counting for `old` go to the slots first */
+		for (unsigned i = 0; i < MCC_LANE_PEND; i++) {
+			struct mcc_pend *e = &lane->pend[i];
+			if (atomic_load_explicit(&e->rd, RLX) == old ||
+			    atomic_load_explicit(&e->dd, RLX) == old)
+				pend_fold(lane, e);
+		}
 		slot_flush(s, old, atomic_load_explicit(&old->ctl, ACQ));
 		fold(&s->admits, &old->fl_admits);
 		fold(&s->completed_bytes, &old->fl_completed_bytes);
@@ -130,6 +176,22 @@ static void scan_add(struct mcc_dom *d, const struct mcc_slot *s)
 	d->cs.tmp.completions += atomic_load_explicit(&s->completions, RLX);
 	d->cs.tmp.lat_sum_ns += atomic_load_explicit(&s->lat_sum_ns, RLX);
 	d->cs.tmp.lat_samples += atomic_load_explicit(&s->lat_samples, RLX);
+}
+
+static void scan_pend(const struct mcc_pend *e)
+{
+	struct mcc_dom *dom[2] = { atomic_load_explicit(&e->rd, RLX),
+		                   atomic_load_explicit(&e->dd, RLX) };
+	if (!dom[0] || !dom[1])
+		return; /* a stable read never sees one without the other */
+	for (int k = 0; k < 2; k++) {
+		struct mcc_counters *t = &dom[k]->cs.tmp;
+		t->admits += atomic_load_explicit(&e->admits, RLX);
+		t->completed_bytes += atomic_load_explicit(&e->completed_bytes, RLX);
+		t->completions += atomic_load_explicit(&e->completions, RLX);
+		t->lat_sum_ns += atomic_load_explicit(&e->lat_sum_ns, RLX);
+		t->lat_samples += atomic_load_explicit(&e->lat_samples, RLX);
+	}
 }
 
 static void scan_folded(struct mcc_dom *d)
@@ -163,6 +225,8 @@ void mcc_scan_lanes(struct mcc_core *core)
 				if (d)
 					scan_add(d, &lane->slots[k]);
 			}
+			for (unsigned k = 0; k < MCC_LANE_PEND; k++)
+				scan_pend(&lane->pend[k]);
 		}
 		for (int l = 0; l < 3; l++)
 			for (struct mcc_dom *d = lists[l]; d; d = d->next)
@@ -182,11 +246,6 @@ static COLD void slot_restale(struct mcc_slot *s, struct mcc_dom *d, uint64_t ct
 {
 	slot_flush(s, d, ctl);
 	atomic_store_explicit(&s->epoch, mcc_ctl_epoch(ctl), RLX);
-}
-
-static inline struct mcc_slot *slot_of(struct mcc_lane *lane, const struct mcc_dom *d)
-{
-	return (struct mcc_slot *)(void *)((char *)lane->slots + d->slot_off);
 }
 
 static inline struct mcc_slot *lane_slot(struct mcc_lane *lane, struct mcc_dom *d, uint64_t ctl)
@@ -445,6 +504,20 @@ static COLD int refuse(struct mcc_lane *lane, struct mcc_route *r, struct mcc_de
 	return decision;
 }
 
+/* Fill a permit admitted on (r, dv). */
+static inline void permit_fill(struct mcc_permit *p, struct mcc_route *r, struct mcc_device *dv,
+                               uint64_t bytes, uint32_t generation,
+                               const struct mcc_task_ref *task)
+{
+	p->flags = MCC_PERMIT_F_LIVE;
+	p->route = r;
+	p->device = dv;
+	p->bytes = bytes;
+	p->generation = generation;
+	p->reason = 0;
+	mcc_task_set(&p->task, task);
+}
+
 /* The general admission path: any state, exact or credit mode, cache misses,
  * stale epochs, refills, generation and slice-size bookkeeping. */
 static NOINLINE int acquire_general(struct mcc_lane *lane, struct mcc_route *r, uint64_t bytes,
@@ -520,16 +593,8 @@ admitted:
 		if (ds == MCC_PATH_PROBING)
 			atomic_fetch_add_explicit(&dd->probes, 1, RLX);
 	}
+	permit_fill(p, r, dv, bytes, generation, task);
 	p->flags = flags;
-	p->route = r;
-	p->device = dv;
-	p->bytes = bytes;
-	p->generation = generation;
-	p->reason = 0;
-	if (task)
-		p->task = *task;
-	else
-		memset(&p->task, 0, sizeof(p->task));
 	return MCC_ADMIT;
 }
 
@@ -725,16 +790,24 @@ static NOINLINE void completion_general(struct mcc_lane *lane, struct mcc_permit
 /* ---------------------------------------------------------------- fast path */
 
 /*
- * The common cases, inline and branch-light, both with the lane slots of both
- * domains bound to them at the current credit epoch (anything else takes the
- * general path, which is correct for every case):
+ * The common cases (anything else takes the general path, which is correct
+ * for every case):
  *
  * - credit: both domains HEALTHY in credit mode (control word low nibble
- *   zero) and enough cached credit (admission) or room under the chunk
+ *   zero), the lane slots of both bound to them at the current credit epoch,
+ *   and enough cached credit (admission) or room under the chunk
  *   (settlement). No atomic read-modify-write, no shared-line write.
  * - exact: both domains in exact mode, neither QUARANTINED nor PROBING
- *   (admission; settlement takes any state): the shared reservation, exactly
- *   as the general path does it, without its bookkeeping.
+ *   (admission; settlement takes any state): one locked add per domain,
+ *   tested on the value it returned, and the feedback counted in the lane's
+ *   pending pair (core.h struct mcc_pend).
+ *
+ * Locked operations do not overlap each other nor much of what lies between
+ * them, so in exact mode every instruction, spill and saved register around
+ * them adds to the pair (measured with tests/bench): each entry point only
+ * checks and dispatches by tail call, each mode's function keeps its few
+ * live values in caller-saved registers and reaches its slow cases (a
+ * pending-pair miss, a refusal) through cold functions.
  */
 static inline bool slots_bound(struct mcc_lane *lane, struct mcc_dom *rd, struct mcc_dom *dd,
                                uint64_t rctl, uint64_t dctl, struct mcc_slot **rs,
@@ -755,6 +828,122 @@ static inline bool ctl_exact_admits(uint64_t ctl)
 	       (uint64_t)MCC_PATH_QUARANTINED;
 }
 
+/* dom_reserve's test on the in-flight value `old` a locked add of `want`
+ * found: within the bound (mcc_dom_set_limit), or the domain held nothing
+ * but stale credit (the empty-domain rule, read only when the first fails). */
+static inline bool exact_fits(const struct mcc_dom *d, int64_t old, uint64_t want, uint64_t limit)
+{
+	return LIKELY(old + (int64_t)want <= (int64_t)limit) ||
+	       (old > 0 ? (uint64_t)old : 0) <= atomic_load_explicit(&d->stale_est, RLX);
+}
+
+static inline struct mcc_pend *pend_of(struct mcc_lane *lane, const struct mcc_dom *rd)
+{
+	return (struct mcc_pend *)(void *)((char *)lane + rd->pend_off);
+}
+
+/* The lane's pending pair for (rd, dd), or NULL when its direct-mapped
+ * entry holds another pair. */
+static inline struct mcc_pend *pend_hit(struct mcc_lane *lane, const struct mcc_dom *rd,
+                                        const struct mcc_dom *dd)
+{
+	struct mcc_pend *e = pend_of(lane, rd);
+	return atomic_load_explicit(&e->rd, RLX) == rd && atomic_load_explicit(&e->dd, RLX) == dd
+	           ? e
+	           : NULL;
+}
+
+/* Point the entry of (rd, dd) at that pair: bind both lane slots (a rebind
+ * folds the pairs counting there), fold the entry's previous pair. */
+static COLD void pend_retarget(struct mcc_lane *lane, struct mcc_dom *rd, struct mcc_dom *dd)
+{
+	struct mcc_pend *e = pend_of(lane, rd);
+	lane_slot(lane, rd, atomic_load_explicit(&rd->ctl, ACQ));
+	lane_slot(lane, dd, atomic_load_explicit(&dd->ctl, ACQ));
+	uint32_t seq = atomic_load_explicit(&lane->seq, RLX);
+	atomic_store_explicit(&lane->seq, seq + 1, RLX); /* seqlock: write begins */
+	atomic_thread_fence(REL);
+	pend_fold(lane, e);
+	atomic_store_explicit(&e->rd, rd, RLX);
+	atomic_store_explicit(&e->dd, dd, RLX);
+	atomic_store_explicit(&lane->seq, seq + 2, REL); /* write ends */
+}
+
+static inline void permit_settled(struct mcc_permit *p, uint64_t n)
+{
+	p->bytes -= n;
+	if (!p->bytes)
+		p->flags &= ~MCC_PERMIT_F_LIVE;
+}
+
+/* The general path after a fast path declined a filled permit. */
+static COLD int acquire_declined(struct mcc_lane *lane, struct mcc_permit *p)
+{
+	p->flags = 0;
+	return acquire_general(lane, p->route, p->bytes, p->generation, &p->task, p);
+}
+
+/* Admission from cached credit, the permit already filled. */
+static NOINLINE int credit_acquire(struct mcc_lane *lane, struct mcc_permit *p, uint64_t rctl,
+                                   uint64_t dctl)
+{
+	struct mcc_dom *rd = &p->route->d, *dd = &p->device->d;
+	uint64_t b = p->bytes;
+	struct mcc_slot *rs, *ds;
+	if (LIKELY(slots_bound(lane, rd, dd, rctl, dctl, &rs, &ds))) {
+		uint64_t rc = atomic_load_explicit(&rs->credit, RLX);
+		uint64_t dc = atomic_load_explicit(&ds->credit, RLX);
+		if (LIKELY(rc >= b && dc >= b)) {
+			atomic_store_explicit(&rs->credit, rc - b, RLX);
+			atomic_store_explicit(&ds->credit, dc - b, RLX);
+			mcc_ctr_add(&ds->admits, 1);
+			mcc_ctr_add(&rs->admits, 1);
+			return MCC_ADMIT;
+		}
+	}
+	return acquire_declined(lane, p);
+}
+
+static COLD int exact_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p);
+
+/*
+ * Exact admission, the permit already filled: the device, then the route,
+ * each a locked add tested on the value it returned (the bound is never
+ * exceeded). A failed test takes both back and lets the general path decide
+ * again with a compare-and-swap (dom_reserve), which also covers the race
+ * where another attempt's bytes, added and about to be taken back, made
+ * this one's test fail.
+ */
+static NOINLINE int exact_acquire(struct mcc_lane *lane, struct mcc_permit *p)
+{
+	struct mcc_dom *rd = &p->route->d, *dd = &p->device->d;
+	uint64_t b = p->bytes;
+	struct mcc_pend *e = pend_hit(lane, rd, dd);
+	if (UNLIKELY(!e))
+		return exact_acquire_miss(lane, p);
+	uint64_t dlim = atomic_load_explicit(&dd->limit, RLX);
+	int64_t old = atomic_fetch_add_explicit(&dd->inflight, (int64_t)b, RLX);
+	if (UNLIKELY(!exact_fits(dd, old, b, dlim))) {
+		atomic_fetch_sub_explicit(&dd->inflight, (int64_t)b, RLX);
+		return acquire_declined(lane, p);
+	}
+	uint64_t rlim = atomic_load_explicit(&rd->limit, RLX);
+	old = atomic_fetch_add_explicit(&rd->inflight, (int64_t)b, RLX);
+	if (UNLIKELY(!exact_fits(rd, old, b, rlim))) {
+		atomic_fetch_sub_explicit(&rd->inflight, (int64_t)b, RLX);
+		atomic_fetch_sub_explicit(&dd->inflight, (int64_t)b, RLX);
+		return acquire_declined(lane, p);
+	}
+	mcc_ctr_add(&e->admits, 1);
+	return MCC_ADMIT;
+}
+
+static COLD int exact_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p)
+{
+	pend_retarget(lane, &p->route->d, &p->device->d);
+	return exact_acquire(lane, p);
+}
+
 int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t generation,
                          const struct mcc_task_ref *task, struct mcc_permit *p)
 {
@@ -764,47 +953,38 @@ int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t 
 	struct mcc_device *dv = atomic_load_explicit(&r->dev, ACQ);
 	uint64_t rctl = atomic_load_explicit(&r->d.ctl, ACQ);
 	uint64_t dctl = atomic_load_explicit(&dv->d.ctl, ACQ);
-	struct mcc_slot *rs, *ds;
-	if (LIKELY(slots_bound(lane, &r->d, &dv->d, rctl, dctl, &rs, &ds) &&
-	           generation <= atomic_load_explicit(&r->d.generation, RLX) &&
+	if (LIKELY(generation <= atomic_load_explicit(&r->d.generation, RLX) &&
 	           bytes <= atomic_load_explicit(&r->d.max_slice, RLX))) {
 		if (LIKELY(!((rctl | dctl) & MCC_CTL_SLOWPATH))) {
-			uint64_t rc = atomic_load_explicit(&rs->credit, RLX);
-			uint64_t dc = atomic_load_explicit(&ds->credit, RLX);
-			if (LIKELY(rc >= bytes && dc >= bytes)) {
-				atomic_store_explicit(&rs->credit, rc - bytes, RLX);
-				atomic_store_explicit(&ds->credit, dc - bytes, RLX);
-				goto admitted;
-			}
-		} else if (ctl_exact_admits(rctl) && ctl_exact_admits(dctl)) {
-			/* device, then route; the general path below decides (and
-			 * refuses) a refused reservation from scratch, so roll back
-			 * a device reservation the route did not match */
-			if (dom_reserve(&dv->d, bytes, atomic_load_explicit(&dv->d.window, RLX), 0,
-			                true)) {
-				if (LIKELY(dom_reserve(&r->d, bytes,
-				                       atomic_load_explicit(&r->d.window, RLX), 0, true)))
-					goto admitted;
-				atomic_fetch_sub_explicit(&dv->d.inflight, (int64_t)bytes, RLX);
-			}
+			permit_fill(p, r, dv, bytes, generation, task);
+			return credit_acquire(lane, p, rctl, dctl);
+		}
+		if (ctl_exact_admits(rctl) && ctl_exact_admits(dctl)) {
+			permit_fill(p, r, dv, bytes, generation, task);
+			return exact_acquire(lane, p);
 		}
 	}
 	return acquire_general(lane, r, bytes, generation, task, p);
+}
 
-admitted:
-	mcc_ctr_add(&ds->admits, 1);
-	mcc_ctr_add(&rs->admits, 1);
-	p->flags = MCC_PERMIT_F_LIVE;
-	p->route = r;
-	p->device = dv;
-	p->bytes = bytes;
-	p->generation = generation;
-	p->reason = 0;
-	if (task)
-		p->task = *task;
-	else
-		memset(&p->task, 0, sizeof(p->task));
-	return MCC_ADMIT;
+/* Settlement into cached credit, under the chunk. */
+static NOINLINE int credit_release(struct mcc_lane *lane, struct mcc_permit *p, uint64_t b,
+                                   uint64_t rctl, uint64_t dctl)
+{
+	struct mcc_dom *rd = &p->route->d, *dd = &p->device->d;
+	struct mcc_slot *rs, *ds;
+	if (LIKELY(slots_bound(lane, rd, dd, rctl, dctl, &rs, &ds))) {
+		uint64_t rc = atomic_load_explicit(&rs->credit, RLX) + b;
+		uint64_t dc = atomic_load_explicit(&ds->credit, RLX) + b;
+		if (LIKELY(rc <= atomic_load_explicit(&rd->chunk, RLX) &&
+		           dc <= atomic_load_explicit(&dd->chunk, RLX))) {
+			atomic_store_explicit(&rs->credit, rc, RLX);
+			atomic_store_explicit(&ds->credit, dc, RLX);
+			permit_settled(p, b);
+			return 0;
+		}
+	}
+	return release_general(lane, p, b, MCC_REL_NOT_POSTED);
 }
 
 int mcc_core_release(mcc_lane *lane, struct mcc_permit *p, uint64_t bytes, uint32_t reason)
@@ -814,55 +994,104 @@ int mcc_core_release(mcc_lane *lane, struct mcc_permit *p, uint64_t bytes, uint3
 	/* live permit, 0 < bytes <= live, unposted */
 	if (LIKELY((p->flags & MCC_PERMIT_F_LIVE) && bytes - 1 < p->bytes &&
 	           reason == MCC_REL_NOT_POSTED)) {
-		struct mcc_route *r = p->route;
-		struct mcc_device *dv = p->device;
-		uint64_t rctl = atomic_load_explicit(&r->d.ctl, ACQ);
-		uint64_t dctl = atomic_load_explicit(&dv->d.ctl, ACQ);
-		struct mcc_slot *rs, *ds;
-		if (LIKELY(slots_bound(lane, &r->d, &dv->d, rctl, dctl, &rs, &ds))) {
-			if (LIKELY(!((rctl | dctl) & MCC_CTL_SLOWPATH))) {
-				uint64_t rc = atomic_load_explicit(&rs->credit, RLX) + bytes;
-				uint64_t dc = atomic_load_explicit(&ds->credit, RLX) + bytes;
-				if (LIKELY(rc <= atomic_load_explicit(&r->d.chunk, RLX) &&
-				           dc <= atomic_load_explicit(&dv->d.chunk, RLX))) {
-					atomic_store_explicit(&rs->credit, rc, RLX);
-					atomic_store_explicit(&ds->credit, dc, RLX);
-					goto settled;
-				}
-			} else if (rctl & dctl & MCC_CTL_EXACT) {
-				atomic_fetch_sub_explicit(&dv->d.inflight, (int64_t)bytes, RLX);
-				atomic_fetch_sub_explicit(&r->d.inflight, (int64_t)bytes, RLX);
-				goto settled;
-			}
+		struct mcc_dom *rd = &p->route->d, *dd = &p->device->d;
+		uint64_t rctl = atomic_load_explicit(&rd->ctl, ACQ);
+		uint64_t dctl = atomic_load_explicit(&dd->ctl, ACQ);
+		if (LIKELY(!((rctl | dctl) & MCC_CTL_SLOWPATH)))
+			return credit_release(lane, p, bytes, rctl, dctl);
+		if (rctl & dctl & MCC_CTL_EXACT) {
+			/* nothing cached: straight back to the shared counters */
+			atomic_fetch_sub_explicit(&dd->inflight, (int64_t)bytes, RLX);
+			atomic_fetch_sub_explicit(&rd->inflight, (int64_t)bytes, RLX);
+			permit_settled(p, bytes);
+			return 0;
 		}
 	}
 	return release_general(lane, p, bytes, reason);
-
-settled:
-	p->bytes -= bytes;
-	if (!p->bytes)
-		p->flags &= ~MCC_PERMIT_F_LIVE;
-	return 0;
 }
 
-/* A settled successful completion: the permit and this lane's feedback. */
-static inline void success_settled(struct mcc_permit *p, struct mcc_slot *ds, struct mcc_slot *rs,
-                                   uint64_t n, const struct mcc_completion *wc)
+/* One completion's feedback into a lane slot (credit mode) or a pending
+ * pair (exact mode): the same counters, from `admits` on. */
+#define WC_FEEDBACK(c, n, lat)                                                                  \
+	do {                                                                                    \
+		mcc_ctr_add(&(c)->completed_bytes, (n));                                       \
+		mcc_ctr_add(&(c)->completions, 1);                                             \
+		if (lat) {                                                                      \
+			mcc_ctr_add(&(c)->lat_sum_ns, (lat));                                  \
+			mcc_ctr_add(&(c)->lat_samples, 1);                                     \
+		}                                                                               \
+	} while (0)
+
+static inline uint64_t wc_latency(const struct mcc_completion *wc)
 {
-	p->bytes -= n;
-	if (!p->bytes)
-		p->flags &= ~MCC_PERMIT_F_LIVE;
-	mcc_ctr_add(&ds->completed_bytes, n);
-	mcc_ctr_add(&ds->completions, 1);
-	mcc_ctr_add(&rs->completed_bytes, n);
-	mcc_ctr_add(&rs->completions, 1);
-	if (wc->post_ns && wc->complete_ns > wc->post_ns) {
-		uint64_t lat = wc->complete_ns - wc->post_ns;
-		mcc_ctr_add(&ds->lat_sum_ns, lat);
-		mcc_ctr_add(&ds->lat_samples, 1);
-		mcc_ctr_add(&rs->lat_sum_ns, lat);
-		mcc_ctr_add(&rs->lat_samples, 1);
+	return wc->post_ns && wc->complete_ns > wc->post_ns ? wc->complete_ns - wc->post_ns : 0;
+}
+
+/* A successful completion settled into cached credit, under the chunk. */
+static NOINLINE void credit_complete(struct mcc_lane *lane, struct mcc_permit *p,
+                                     const struct mcc_completion *wc, uint64_t n, uint64_t rctl,
+                                     uint64_t dctl)
+{
+	struct mcc_dom *rd = &p->route->d, *dd = &p->device->d;
+	struct mcc_slot *rs, *ds;
+	if (LIKELY(slots_bound(lane, rd, dd, rctl, dctl, &rs, &ds))) {
+		uint64_t rc = atomic_load_explicit(&rs->credit, RLX) + n;
+		uint64_t dc = atomic_load_explicit(&ds->credit, RLX) + n;
+		if (LIKELY(rc <= atomic_load_explicit(&rd->chunk, RLX) &&
+		           dc <= atomic_load_explicit(&dd->chunk, RLX))) {
+			uint64_t lat = wc_latency(wc);
+			atomic_store_explicit(&rs->credit, rc, RLX);
+			atomic_store_explicit(&ds->credit, dc, RLX);
+			permit_settled(p, n);
+			WC_FEEDBACK(ds, n, lat);
+			WC_FEEDBACK(rs, n, lat);
+			return;
+		}
 	}
+	completion_general(lane, p, wc);
+}
+
+/* The tail of a completion on a CONGESTED path: the task's evidence. */
+static COLD void exact_complete_congested(struct mcc_lane *lane, struct mcc_permit *p,
+                                          const struct mcc_completion *wc)
+{
+	if (mcc_task_is_set(&p->task))
+		congestion_feedback(lane, p, atomic_load_explicit(&p->route->d.ctl, RLX),
+		                    wc->generation ? wc->generation : p->generation,
+		                    wc->complete_ns);
+}
+
+/* The feedback of an exact-mode completion when the lane's pending pair
+ * is another pair's. */
+static COLD void exact_feedback_miss(struct mcc_lane *lane, struct mcc_dom *rd, struct mcc_dom *dd,
+                                     uint64_t n, uint64_t lat)
+{
+	pend_retarget(lane, rd, dd);
+	struct mcc_pend *e = pend_of(lane, rd);
+	WC_FEEDBACK(e, n, lat);
+}
+
+/*
+ * A successful completion settling `n` bytes of a permit whose domains are
+ * both in exact mode: the two locked subtractions, then the feedback
+ * (`lat`: its latency, 0 unsampled) into the pending pair. `congested`: the
+ * WC when either domain was CONGESTED (credit mode implies HEALTHY: only
+ * exact mode can be CONGESTED), else NULL.
+ */
+static NOINLINE void exact_complete(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n,
+                                    uint64_t lat, const struct mcc_completion *congested)
+{
+	struct mcc_dom *rd = &p->route->d, *dd = &p->device->d;
+	atomic_fetch_sub_explicit(&dd->inflight, (int64_t)n, RLX);
+	atomic_fetch_sub_explicit(&rd->inflight, (int64_t)n, RLX);
+	permit_settled(p, n);
+	struct mcc_pend *e = pend_hit(lane, rd, dd);
+	if (LIKELY(e))
+		WC_FEEDBACK(e, n, lat);
+	else
+		exact_feedback_miss(lane, rd, dd, n, lat);
+	if (UNLIKELY(congested != NULL))
+		exact_complete_congested(lane, p, congested);
 }
 
 void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit *p, const struct mcc_completion *wc)
@@ -874,34 +1103,19 @@ void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit *p, const struct m
 	if (LIKELY((p->flags & (MCC_PERMIT_F_LIVE | MCC_PERMIT_F_PROBE)) == MCC_PERMIT_F_LIVE &&
 	           wc->wc_status == 0 && n - 1 < p->bytes &&
 	           atomic_load_explicit(&lane->core->ev_active, RLX) == 0)) {
-		struct mcc_route *r = p->route;
-		struct mcc_device *dv = p->device;
+		struct mcc_dom *rd = &p->route->d, *dd = &p->device->d;
 		uint32_t gen = wc->generation ? wc->generation : p->generation;
-		uint64_t rctl = atomic_load_explicit(&r->d.ctl, ACQ);
-		uint64_t dctl = atomic_load_explicit(&dv->d.ctl, ACQ);
-		struct mcc_slot *rs, *ds;
-		if (LIKELY(slots_bound(lane, &r->d, &dv->d, rctl, dctl, &rs, &ds) &&
-		           gen >= atomic_load_explicit(&r->d.generation, RLX))) {
+		uint64_t rctl = atomic_load_explicit(&rd->ctl, ACQ);
+		uint64_t dctl = atomic_load_explicit(&dd->ctl, ACQ);
+		if (LIKELY(gen >= atomic_load_explicit(&rd->generation, RLX))) {
 			if (LIKELY(!((rctl | dctl) & MCC_CTL_SLOWPATH))) {
-				uint64_t rc = atomic_load_explicit(&rs->credit, RLX) + n;
-				uint64_t dc = atomic_load_explicit(&ds->credit, RLX) + n;
-				if (LIKELY(rc <= atomic_load_explicit(&r->d.chunk, RLX) &&
-				           dc <= atomic_load_explicit(&dv->d.chunk, RLX))) {
-					atomic_store_explicit(&rs->credit, rc, RLX);
-					atomic_store_explicit(&ds->credit, dc, RLX);
-					success_settled(p, ds, rs, n, wc);
-					return;
-				}
-			} else if (rctl & dctl & MCC_CTL_EXACT) {
-				atomic_fetch_sub_explicit(&dv->d.inflight, (int64_t)n, RLX);
-				atomic_fetch_sub_explicit(&r->d.inflight, (int64_t)n, RLX);
-				success_settled(p, ds, rs, n, wc);
-				/* credit mode implies HEALTHY: only exact mode can be
-				 * CONGESTED */
-				if (UNLIKELY((mcc_ctl_state(rctl) == MCC_PATH_CONGESTED ||
-				              mcc_ctl_state(dctl) == MCC_PATH_CONGESTED) &&
-				             mcc_task_is_set(&p->task)))
-					congestion_feedback(lane, p, rctl, gen, wc->complete_ns);
+				credit_complete(lane, p, wc, n, rctl, dctl);
+				return;
+			}
+			if (rctl & dctl & MCC_CTL_EXACT) {
+				bool cong = mcc_ctl_state(rctl) == MCC_PATH_CONGESTED ||
+				            mcc_ctl_state(dctl) == MCC_PATH_CONGESTED;
+				exact_complete(lane, p, n, wc_latency(wc), cong ? wc : NULL);
 				return;
 			}
 		}

@@ -10,7 +10,8 @@
  * that perform pairs live in separate translation units:
  *   slice_on.c   the engine loop with the hooks compiled in (MCC_HOOK on);
  *   slice_out.c  the same loop with the hooks compiled out (MCC_HOOK off);
- *   floor.c      the physical floor: a bare two-domain atomic reservation.
+ *   floor.c      the physical floor: a bare two-domain atomic reservation
+ *                (and the four locked operations alone, "floor-add").
  * so that the compiled-in and compiled-out arms run in one process (the
  * mcc_hooks.h layout marker is suppressed for exactly these objects).
  */
@@ -35,7 +36,11 @@ struct mcc_bench_floor_dom {
 struct mcc_bench_floor {
 	struct mcc_bench_floor_dom dev;
 	struct mcc_bench_floor_dom route;
+	uint64_t bound; /* the reservation's bound (MCC_BENCH_FLOOR_BOUND) */
 };
+
+/* Far above one slice: the floor's refusal branch is never taken. */
+#define MCC_BENCH_FLOOR_BOUND (1ull << 40)
 
 enum mcc_bench_settle {
 	MCC_BENCH_RELEASE = 0,  /* release(all bytes, MCC_REL_NOT_POSTED) */
@@ -85,9 +90,12 @@ uint64_t mcc_bench_on_ctx_wc(struct mcc_bench_lane *l, uint64_t n);
 /* slice_out.c: hooks compiled out. */
 uint64_t mcc_bench_out_tight(struct mcc_bench_lane *l, uint64_t n);
 uint64_t mcc_bench_out_ctx(struct mcc_bench_lane *l, uint64_t n);
-/* floor.c: fetch_add on both domains, then fetch_sub on both. */
+/* floor.c: fetch_add on both domains (each result tested against the
+ * bound), then fetch_sub on both; floor_add: the same without the test. */
 uint64_t mcc_bench_floor_tight(struct mcc_bench_lane *l, uint64_t n);
 uint64_t mcc_bench_floor_ctx(struct mcc_bench_lane *l, uint64_t n);
+uint64_t mcc_bench_floor_add_tight(struct mcc_bench_lane *l, uint64_t n);
+uint64_t mcc_bench_floor_add_ctx(struct mcc_bench_lane *l, uint64_t n);
 
 /* bench_setup.c: a controller instance loaded through the real loader from
  * an ini file written to a temporary directory. */

@@ -7,7 +7,7 @@
  * Instructions, never time.
  *
  * Usage: cgdriver ARM N [MODULE_DIR]
- *   ARM: floor compile-out off null-rel null-wc observe-rel observe-wc
+ *   ARM: floor floor-add compile-out off null-rel null-wc observe-rel observe-wc
  *        aimd-rel aimd-wc aimd-tick-rel aimd-tick-wc (after one tick())
  */
 #include <errno.h>
@@ -31,6 +31,7 @@ struct cg_arm {
 
 static const struct cg_arm cg_arms[] = {
 	{"floor", mcc_bench_floor_tight, NULL, NULL, 0, 0},
+	{"floor-add", mcc_bench_floor_add_tight, NULL, NULL, 0, 0},
 	{"compile-out", mcc_bench_out_tight, NULL, NULL, 0, 0},
 	{"off", mcc_bench_on_tight_rel, "off", "null", 0, 0},
 	{"null-rel", mcc_bench_on_tight_rel, "off", "null", 1, 0},
@@ -77,6 +78,7 @@ int main(int argc, char **argv)
 	cg_lane.permit = init;
 	cg_lane.generation = 1;
 	cg_lane.floor = &cg_floor;
+	cg_floor.bound = MCC_BENCH_FLOOR_BOUND;
 	if (a->mode) {
 		char dir[] = "/tmp/mcc-cg-XXXXXX";
 		if (!module_dir) {

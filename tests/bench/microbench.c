@@ -5,7 +5,10 @@
  * test: it reports, it does not judge.
  *
  * Arms (interleaved A B C ... A B C ..., start rotated per repeat):
- *   floor        fetch_add on two cache-line-separated counters + fetch_sub both
+ *   floor        a bare two-domain reservation: fetch_add on two cache-line-
+ *                separated counters, each result tested against a bound, then
+ *                fetch_sub both (floor.c)
+ *   floor-add    the same four locked operations with no result used
  *   compile-out  the engine loop with MCC_HOOK compiled out (no call at all)
  *   off          hooks compiled in, controller mode off (the engine's branch)
  *   null/observe/aimd  hooks compiled in, calling the module loaded through the
@@ -43,7 +46,7 @@
 #define MB_MAX_RUNS 101
 #define MB_THREADS 2
 
-enum mb_kind { MB_FLOOR, MB_OUT, MB_OFF, MB_VT };
+enum mb_kind { MB_FLOOR, MB_FLOOR_ADD, MB_OUT, MB_OFF, MB_VT };
 
 struct mb_arm {
 	const char *name;
@@ -56,6 +59,7 @@ struct mb_arm {
 
 static const struct mb_arm mb_arms[] = {
 	{"floor", MB_FLOOR, NULL, NULL, 0, 0},
+	{"floor-add", MB_FLOOR_ADD, NULL, NULL, 0, 0},
 	{"compile-out", MB_OUT, NULL, NULL, 0, 0},
 	{"off", MB_OFF, "off", "null", 0, 0},
 	{"null-rel", MB_VT, "off", "null", MCC_BENCH_RELEASE, 0},
@@ -200,6 +204,8 @@ static mcc_bench_run_fn mb_fn(const struct mb_arm *a, int ctx)
 	switch (a->kind) {
 	case MB_FLOOR:
 		return ctx ? mcc_bench_floor_ctx : mcc_bench_floor_tight;
+	case MB_FLOOR_ADD:
+		return ctx ? mcc_bench_floor_add_ctx : mcc_bench_floor_add_tight;
 	case MB_OUT:
 		return ctx ? mcc_bench_out_ctx : mcc_bench_out_tight;
 	case MB_OFF:
@@ -226,6 +232,7 @@ static void mb_lanes_reset(const struct mb_cfg *c, uint32_t work_iters)
 		l->permit = init;
 		l->work_iters = work_iters;
 		l->floor = &mb_floor_store[c->shared ? 0 : k];
+		l->floor->bound = MCC_BENCH_FLOOR_BOUND;
 		mb.lanes[k] = l;
 	}
 }
@@ -486,7 +493,7 @@ int main(int argc, char **argv)
 	double elapsed = (mb_now() - t_start) / 1e9;
 
 	/* Summary: per arm, then paired ratios and differences per repeat. */
-	int fl = mb_find("floor"), co = mb_find("compile-out");
+	int fl = mb_find("floor"), fa = mb_find("floor-add"), co = mb_find("compile-out");
 	for (unsigned ci = 0; ci < MB_NCFGS; ci++) {
 		if (!mb_cfg_on[ci])
 			continue;
@@ -503,17 +510,21 @@ int main(int argc, char **argv)
 					        mb_cfgs[ci].name, mb_ctx_names[ctx], mb_arms[i].name, s.med,
 					        s.min, s.max, runs);
 				double v[MB_MAX_RUNS];
-				if ((int)i != fl && mb_arm_on[fl] && mb_avail[fl]) {
+				for (int b = 0; b < 2; b++) {
+					int ref = b ? fa : fl;
+					if ((int)i == fl || (int)i == fa || !mb_arm_on[ref] || !mb_avail[ref])
+						continue;
 					for (unsigned r = 0; r < runs; r++)
-						v[r] = mb_res[ci][ctx][i][r] / mb_res[ci][ctx][fl][r];
+						v[r] = mb_res[ci][ctx][i][r] / mb_res[ci][ctx][ref][r];
 					struct mb_stat q = mb_stats(v, runs);
-					printf("   x floor %6.3f [%.3f..%.3f]", q.med, q.min, q.max);
+					printf("   x %s %6.3f [%.3f..%.3f]", mb_arms[ref].name, q.med, q.min,
+					       q.max);
 					if (out)
-						fprintf(out, "ratio\t%s\t%s\t%s/floor\t%.4f\t%.4f\t%.4f\t%u\n",
+						fprintf(out, "ratio\t%s\t%s\t%s/%s\t%.4f\t%.4f\t%.4f\t%u\n",
 						        mb_cfgs[ci].name, mb_ctx_names[ctx], mb_arms[i].name,
-						        q.med, q.min, q.max, runs);
+						        mb_arms[ref].name, q.med, q.min, q.max, runs);
 				}
-				if ((int)i != co && (int)i != fl && mb_arm_on[co] && mb_avail[co]) {
+				if ((int)i != co && (int)i != fl && (int)i != fa && mb_arm_on[co] && mb_avail[co]) {
 					for (unsigned r = 0; r < runs; r++)
 						v[r] = mb_res[ci][ctx][i][r] - mb_res[ci][ctx][co][r];
 					struct mb_stat q = mb_stats(v, runs);

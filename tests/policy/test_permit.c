@@ -571,6 +571,74 @@ static void test_permit_settled_on_another_lane(void)
 	th_free(h);
 }
 
+/*
+ * Feedback totals stay exact whatever caches them: 30 routes on 2 devices
+ * (more routes than a lane's pending pairs, and colliding lane slots, so
+ * pairs are retargeted and slots rebound while they hold counts), admitted
+ * on one lane, settled on it or on a poller lane (which only settles), with
+ * ticks in between (domains move between exact and credit mode), then the
+ * poller lane closed. Every admission, completion and completed byte is
+ * counted once in its route and its device.
+ */
+static void test_feedback_counts_exact_across_lane_caches(void)
+{
+	enum { NR = 30, N = 3000 };
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d[2] = { th_dev(h, 0), th_dev(h, 1) };
+	mcc_route *r[NR];
+	uint64_t adm[NR] = { 0 }, cmp[NR] = { 0 }, bytes[NR] = { 0 };
+	for (int k = 0; k < NR; k++)
+		r[k] = th_route(h, d[k % 2], 100 + (uint64_t)k, 1, 0, 1);
+	mcc_lane *poller = open_lane(h, 3);
+	h->lat_ns = 5000;
+	uint64_t x = 12345;
+	for (int i = 0; i < N; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		int k = (int)((x >> 33) % NR);
+		uint64_t b = 4 * KiB << ((x >> 20) % 4);
+		struct mcc_permit p = MCC_PERMIT_INIT;
+		CU_ASSERT_EQUAL_FATAL(th_acq_simple(h, r[k], b, &p), MCC_ADMIT);
+		adm[k]++;
+		switch ((x >> 40) % 3) {
+		case 0:
+			th_wc(h, &p, IBV_WC_SUCCESS, 0);
+			cmp[k]++;
+			bytes[k] += b;
+			break;
+		case 1: {
+			struct mcc_completion wc = { sizeof(wc), 0, 0, 1, 0, 1000, 6000, 0, 0 };
+			h->ops->on_completion(poller, &p, &wc);
+			cmp[k]++;
+			bytes[k] += b;
+			break;
+		}
+		default:
+			CU_ASSERT_EQUAL(th_rel(h, &p, b, MCC_REL_NOT_POSTED), 0);
+		}
+		if (i % 97 == 96)
+			th_tick(h);
+	}
+	h->ops->lane_close(h->ctx, poller);
+	uint64_t dadm[2] = { 0 }, dcmp[2] = { 0 }, dbytes[2] = { 0 };
+	for (int k = 0; k < NR; k++) {
+		struct mcc_domain_stats s = th_rs(h, r[k]);
+		CU_ASSERT_EQUAL(s.admits, adm[k]);
+		CU_ASSERT_EQUAL(s.completions, cmp[k]);
+		CU_ASSERT_EQUAL(s.completed_bytes, bytes[k]);
+		CU_ASSERT_EQUAL(s.inflight_bytes, 0);
+		dadm[k % 2] += adm[k];
+		dcmp[k % 2] += cmp[k];
+		dbytes[k % 2] += bytes[k];
+	}
+	for (int j = 0; j < 2; j++) {
+		struct mcc_domain_stats s = th_ds(h, d[j]);
+		CU_ASSERT_EQUAL(s.admits, dadm[j]);
+		CU_ASSERT_EQUAL(s.completions, dcmp[j]);
+		CU_ASSERT_EQUAL(s.completed_bytes, dbytes[j]);
+	}
+	th_free(h);
+}
+
 static CU_pSuite t_init_permit_tests(void)
 {
 	CU_pSuite s = CU_add_suite("policy_permit", NULL, NULL);
@@ -597,6 +665,7 @@ static CU_pSuite t_init_permit_tests(void)
 	MCC_CU_ADD(s, test_route_open_same_id_returns_same_handle);
 	MCC_CU_ADD(s, test_lane_open_rejects_duplicate_and_out_of_range);
 	MCC_CU_ADD(s, test_permit_settled_on_another_lane);
+	MCC_CU_ADD(s, test_feedback_counts_exact_across_lane_caches);
 	return s;
 }
 
