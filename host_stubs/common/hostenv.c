@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 uint64_t mcc_host_checksum(const void *p, size_t n)
@@ -115,4 +117,220 @@ uint64_t mcc_host_fab_step(mcc_fab_model *m, mcc_exec *ex, uint64_t now)
 	if (mcc_exec_kind(ex) == MCC_EXEC_THREADED) /* real time: poll the model */
 		return next == MCC_FAB_NEVER || next > now + poll_ns ? now + poll_ns : next;
 	return next == MCC_FAB_NEVER ? MCC_EXEC_PARK : next;
+}
+
+/* ------------------------------------------------------------ fabric tap */
+
+#define TAP_ERRS 4096
+
+struct tap_dev {
+	const mcc_fab_dev *dev;
+	uint32_t node, idx;
+};
+
+struct tap_qp {
+	const mcc_fab_qp *qp;
+	const mcc_fab_cq *cq;
+	uint32_t qpn, node, dev, rdev, gen;
+};
+
+struct tap_err {
+	uint64_t t;
+	uint32_t node, dev, rdev, gen;
+};
+
+struct mcc_host_fab_tap {
+	struct mcc_fab_ops ops; /* what the tapped handle hands out */
+	const struct mcc_fab_ops *real;
+	mcc_exec *ex;
+	pthread_mutex_t mu;
+	struct tap_dev *devs;
+	struct tap_qp *qps;
+	size_t ndev, capdev, nqp, capqp, nerr;
+	struct tap_err err[TAP_ERRS]; /* further hard errors are not recorded */
+};
+
+static pthread_mutex_t tap_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(mcc_host_fab_tap *) tap_on;
+
+static mcc_host_fab_tap *tap_get(void)
+{
+	return atomic_load_explicit(&tap_on, memory_order_acquire);
+}
+
+/* grow *arr (elements of size sz) to hold one more; 0 or -ENOMEM */
+static int tap_room(void **arr, size_t *cap, size_t n, size_t sz)
+{
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 64;
+	void *p = realloc(*arr, nc * sz);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = nc;
+	return 0;
+}
+
+static mcc_fab_dev *tap_open_device(mcc_fab *fab, uint32_t node, uint32_t idx)
+{
+	mcc_host_fab_tap *t = tap_get();
+	mcc_fab_dev *d = t->real->open_device(fab, node, idx);
+	if (!d)
+		return NULL;
+	pthread_mutex_lock(&t->mu);
+	if (tap_room((void **)&t->devs, &t->capdev, t->ndev, sizeof(*t->devs)) == 0)
+		t->devs[t->ndev++] = (struct tap_dev){d, node, idx};
+	pthread_mutex_unlock(&t->mu);
+	return d;
+}
+
+static void tap_close_device(mcc_fab_dev *d)
+{
+	mcc_host_fab_tap *t = tap_get();
+	pthread_mutex_lock(&t->mu);
+	for (size_t i = t->ndev; i-- > 0;)
+		if (t->devs[i].dev == d) {
+			t->devs[i] = t->devs[--t->ndev];
+			break;
+		}
+	pthread_mutex_unlock(&t->mu);
+	t->real->close_device(d);
+}
+
+static mcc_fab_qp *tap_create_qp(mcc_fab_dev *d, mcc_fab_cq *cq, const struct mcc_fab_qp_attr *a,
+                                 void *ctx)
+{
+	mcc_host_fab_tap *t = tap_get();
+	mcc_fab_qp *qp = t->real->create_qp(d, cq, a, ctx);
+	if (!qp)
+		return NULL;
+	struct tap_qp e = {qp, cq, t->real->qp_num(qp), UINT32_MAX, UINT32_MAX, UINT32_MAX,
+	                   a ? a->generation : 0};
+	pthread_mutex_lock(&t->mu);
+	for (size_t i = t->ndev; i-- > 0;)
+		if (t->devs[i].dev == d) {
+			e.node = t->devs[i].node;
+			e.dev = t->devs[i].idx;
+			break;
+		}
+	if (tap_room((void **)&t->qps, &t->capqp, t->nqp, sizeof(*t->qps)) == 0)
+		t->qps[t->nqp++] = e;
+	pthread_mutex_unlock(&t->mu);
+	return qp;
+}
+
+static int tap_connect_qp(mcc_fab_qp *qp, const struct mcc_fab_addr *remote)
+{
+	mcc_host_fab_tap *t = tap_get();
+	pthread_mutex_lock(&t->mu);
+	for (size_t i = t->nqp; i-- > 0;)
+		if (t->qps[i].qp == qp) {
+			t->qps[i].rdev = remote->dev;
+			break;
+		}
+	pthread_mutex_unlock(&t->mu);
+	return t->real->connect_qp(qp, remote);
+}
+
+static int tap_destroy_qp(mcc_fab_qp *qp)
+{
+	mcc_host_fab_tap *t = tap_get();
+	pthread_mutex_lock(&t->mu);
+	for (size_t i = t->nqp; i-- > 0;)
+		if (t->qps[i].qp == qp) {
+			t->qps[i] = t->qps[--t->nqp];
+			break;
+		}
+	pthread_mutex_unlock(&t->mu);
+	return t->real->destroy_qp(qp);
+}
+
+static int tap_hard(int status)
+{
+	return status == IBV_WC_RETRY_EXC_ERR || status == IBV_WC_RESP_TIMEOUT_ERR ||
+	       status == IBV_WC_FATAL_ERR || status == IBV_WC_GENERAL_ERR;
+}
+
+static int tap_poll_cq(mcc_fab_cq *cq, int n, struct mcc_fab_wc *wc)
+{
+	mcc_host_fab_tap *t = tap_get();
+	int k = t->real->poll_cq(cq, n, wc);
+	for (int i = 0; i < k; i++) {
+		if (!tap_hard(wc[i].status))
+			continue;
+		uint64_t now = mcc_exec_now(t->ex);
+		pthread_mutex_lock(&t->mu);
+		for (size_t j = t->nqp; j-- > 0;)
+			if (t->qps[j].cq == cq && t->qps[j].qpn == wc[i].qp_num) {
+				const struct tap_qp *q = &t->qps[j];
+				if (t->nerr < TAP_ERRS)
+					t->err[t->nerr++] = (struct tap_err){now, q->node, q->dev, q->rdev, q->gen};
+				break;
+			}
+		pthread_mutex_unlock(&t->mu);
+	}
+	return k;
+}
+
+mcc_host_fab_tap *mcc_host_fab_tap_create(struct mcc_fab_handle *h, mcc_exec *ex)
+{
+	mcc_host_fab_tap *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	pthread_mutex_lock(&tap_mu);
+	if (tap_get()) {
+		pthread_mutex_unlock(&tap_mu);
+		free(t);
+		return NULL;
+	}
+	pthread_mutex_init(&t->mu, NULL);
+	t->real = h->ops;
+	t->ex = ex;
+	t->ops = *h->ops;
+	t->ops.open_device = tap_open_device;
+	t->ops.close_device = tap_close_device;
+	t->ops.create_qp = tap_create_qp;
+	t->ops.connect_qp = tap_connect_qp;
+	t->ops.destroy_qp = tap_destroy_qp;
+	t->ops.poll_cq = tap_poll_cq;
+	atomic_store_explicit(&tap_on, t, memory_order_release);
+	pthread_mutex_unlock(&tap_mu);
+	h->ops = &t->ops;
+	return t;
+}
+
+void mcc_host_fab_tap_destroy(mcc_host_fab_tap *t)
+{
+	if (!t)
+		return;
+	pthread_mutex_lock(&tap_mu);
+	if (tap_get() == t)
+		atomic_store_explicit(&tap_on, NULL, memory_order_release);
+	pthread_mutex_unlock(&tap_mu);
+	pthread_mutex_destroy(&t->mu);
+	free(t->devs);
+	free(t->qps);
+	free(t);
+}
+
+uint32_t mcc_host_fab_tap_failed_gen(mcc_host_fab_tap *t, uint32_t node, uint32_t dev,
+                                     uint32_t rdev, uint64_t until_ns, uint32_t *count)
+{
+	uint32_t gen = 0, n = 0;
+	if (t) {
+		pthread_mutex_lock(&t->mu);
+		for (size_t i = 0; i < t->nerr; i++) {
+			const struct tap_err *x = &t->err[i];
+			if (x->node != node || x->dev != dev || x->rdev != rdev || x->t > until_ns)
+				continue;
+			n++;
+			if (x->gen > gen)
+				gen = x->gen;
+		}
+		pthread_mutex_unlock(&t->mu);
+	}
+	if (count)
+		*count = n;
+	return gen;
 }

@@ -79,6 +79,24 @@ void mcc_host_tick_done(void);
  * executor; under the threaded one, polled at least every 200 us. */
 uint64_t mcc_host_fab_step(mcc_fab_model *m, mcc_exec *ex, uint64_t now);
 
+/* A fabric tap for checks (slow path): it wraps a fabric handle and
+ * attributes every WC that ends a WR with a route hard error
+ * (IBV_WC_RETRY_EXC_ERR, RESP_TIMEOUT_ERR, FATAL_ERR, GENERAL_ERR) to its
+ * route (local node and device, remote device) and to the endpoint
+ * generation the host tagged the QP with (mcc_fab_qp_attr.generation), at
+ * the executor's time. Other WCs cost one compare. One tap per process at a
+ * time: create returns NULL (h untouched) when one is active or on
+ * allocation failure. It replaces h->ops; every object created through the
+ * tapped handle must be gone before destroy. */
+typedef struct mcc_host_fab_tap mcc_host_fab_tap;
+mcc_host_fab_tap *mcc_host_fab_tap_create(struct mcc_fab_handle *h, mcc_exec *ex);
+void mcc_host_fab_tap_destroy(mcc_host_fab_tap *t);
+/* Highest generation of route (node, dev) -> remote device rdev that ended
+ * a WR with a hard error at or before until_ns; 0 when none. *count (may be
+ * NULL): how many such WCs. */
+uint32_t mcc_host_fab_tap_failed_gen(mcc_host_fab_tap *t, uint32_t node, uint32_t dev,
+                                     uint32_t rdev, uint64_t until_ns, uint32_t *count);
+
 /* Caller queries (RFC "Caller Observability"), shared by the TE and TENT
  * stubs. mcc_host_detail_unknown fills `d` (up to d->struct_size) as "no
  * evidence": controller off or compiled out. mcc_host_task_query asks the

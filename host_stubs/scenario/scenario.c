@@ -73,6 +73,7 @@ struct fault {
 	uint32_t node, dev, peer_node, peer_dev;
 	uint64_t arg;
 	int done;
+	int after_q; /* t counts from the watched route's first QUARANTINED sample */
 };
 enum { F_LINK_DOWN = 1, F_LINK_UP, F_PORT_DOWN, F_DEV_FATAL, F_QP_FATAL, F_REKEY, F_SLOW_RX,
        F_CQ_ERR, F_POLLER_STALL, F_PATH_MIG };
@@ -114,6 +115,13 @@ struct scn {
 	mcc_actor *sampler, *faulter, *fab_actor;
 	uint64_t digest;
 	char ini_path[64];
+	const char *ini_scn; /* the scenario's own policy settings */
+	/* watched route's generations (scenarios with a fabric tap) */
+	mcc_host_fab_tap *tap;
+	int probed;
+	uint32_t q_gen, q_failed_gen, rec_gen, rec_failed_gen;
+	uint64_t t_q; /* first QUARANTINED sample of the watched route */
+	int has_after_q;
 };
 
 /* ----------------------------------------------------------- engine shim */
@@ -362,6 +370,24 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 		         st_abbr((int)rt.state));
 		sc->last_state = (int)rt.state;
 	}
+	if (have_rt && rt.state == MCC_PATH_QUARANTINED && !sc->t_q) {
+		sc->t_q = now;
+		if (sc->has_after_q) /* arm the faults timed from here */
+			mcc_exec_wake(sc->faulter, now);
+	}
+	if (have_rt && sc->tap) {
+		uint32_t node = s0->node, c = (uint32_t)sc->watch_ctx, d = (uint32_t)sc->watch_dev;
+		if (rt.state == MCC_PATH_QUARANTINED && !sc->q_gen) {
+			sc->q_gen = rt.generation;
+			sc->q_failed_gen = mcc_host_fab_tap_failed_gen(sc->tap, node, c, d, now, NULL);
+		}
+		sc->probed |= rt.state == MCC_PATH_PROBING;
+		if (sc->probed && !sc->rec_gen &&
+		    (rt.state == MCC_PATH_HEALTHY || rt.state == MCC_PATH_CONGESTED)) {
+			sc->rec_gen = rt.generation;
+			sc->rec_failed_gen = mcc_host_fab_tap_failed_gen(sc->tap, node, c, d, now, NULL);
+		}
+	}
 	/* routes on healthy devices: ever quarantined? */
 	for (uint32_t i = 0; i < sc->nsnd; i++)
 		for (uint32_t c = sc->healthy_from_ctx; c < eng_nctx(&sc->snd[i]); c++)
@@ -396,11 +422,12 @@ static uint64_t fault_step(void *arg, uint64_t now)
 	uint64_t next = MCC_EXEC_PARK;
 	for (uint32_t i = 0; i < sc->nfaults; i++) {
 		struct fault *f = &sc->faults[i];
-		if (f->done)
+		if (f->done || (f->after_q && !sc->t_q)) /* the sampler wakes us */
 			continue;
-		if (f->t > now) {
-			if (f->t < next)
-				next = f->t;
+		uint64_t t = f->after_q ? sc->t_q + f->t : f->t;
+		if (t > now) {
+			if (t < next)
+				next = t;
 			continue;
 		}
 		f->done = 1;
@@ -465,8 +492,8 @@ static int all_idle(void *arg)
 
 /* ------------------------------------------------------------- scenarios */
 
-static const char *const names[] = {"healthy", "incast", "flap", "multinic", "rxpressure", "flush",
-                                    NULL};
+static const char *const names[] = {"healthy", "incast", "flap",    "multinic",
+                                    "rxpressure", "flush", "peercut", NULL};
 
 const char *const *mcc_scn_names(void)
 {
@@ -493,9 +520,13 @@ struct scn_shape {
 	uint32_t senders, receivers, devs;
 	double dur;
 	uint8_t ib_timeout;
+	uint8_t ib_retry;
 	uint8_t rnr_retry;
 	uint32_t rail_pause_s;
+	uint32_t tent_rail_cooldown_s; /* 0: TENT's default */
 	uint64_t recovery_ns;
+	uint64_t link_bps;             /* 0: the model's default */
+	int tap;                       /* record hard-error WCs by generation */
 };
 
 static int build(struct scn *sc, const char *name, struct scn_shape *sh)
@@ -503,6 +534,7 @@ static int build(struct scn *sc, const char *name, struct scn_shape *sh)
 	int q = sc->o->quick;
 	memset(sh, 0, sizeof(*sh));
 	sh->ib_timeout = 14;
+	sh->ib_retry = 7;
 	sh->rnr_retry = 7;
 	sh->rail_pause_s = 30;
 	sh->recovery_ns = 30000000000ull;
@@ -525,6 +557,20 @@ static int build(struct scn *sc, const char *name, struct scn_shape *sh)
 		sh->rnr_retry = 3;
 	} else if (!strcmp(name, "flush")) {
 		sh->senders = 1, sh->receivers = 1, sh->devs = 2, sh->dur = q ? 0.06 : 0.3;
+	} else if (!strcmp(name, "peercut")) {
+		/* tests/softroce "verbs_run.sh peer-cut" on the model: emulation-like
+		 * links, QP timeout 16 / retry_cnt 3 (a dead peer fails a WR after
+		 * 4 x 268 ms), rail pause 1 s, the same policy settings */
+		sh->senders = 1, sh->receivers = 1, sh->devs = 2, sh->dur = 9.0;
+		sh->ib_timeout = 16;
+		sh->ib_retry = 3;
+		sh->rail_pause_s = 1;
+		sh->tent_rail_cooldown_s = 1;
+		sh->link_bps = 1000000000ull;
+		sh->tap = 1;
+		sc->ini_scn = "[controller]\ntarget_drain_us = 5000000\nepoch_us = 10000\n"
+		              "hard_error_threshold = 3\ncooldown_ms = 1500\ncooldown_max_ms = 3000\n"
+		              "probe_successes = 3\nlow_pressure_epochs = 4";
 	} else {
 		return -EINVAL;
 	}
@@ -539,7 +585,7 @@ static void add_workload(struct scn *sc, const char *name)
 	double d = (double)sc->end_ns / 1e9;
 #define AT(frac) ((uint64_t)((frac) * d * 1e9))
 #define FAULT(tt, k, n, dv, pn, pd, a) \
-	sc->faults[sc->nfaults++] = (struct fault){(tt), (k), (n), (dv), (pn), (pd), (a), 0}
+	sc->faults[sc->nfaults++] = (struct fault){(tt), (k), (n), (dv), (pn), (pd), (a), 0, 0}
 	if (!strcmp(name, "healthy")) {
 		add_flow(sc, 0, R0, 4u << 20, 8, 0, 0);
 	} else if (!strcmp(name, "incast")) {
@@ -565,6 +611,13 @@ static void add_workload(struct scn *sc, const char *name)
 		FAULT(AT(0.2), F_QP_FATAL, 0, 0, R0, 0, 0);
 		FAULT(AT(0.4), F_REKEY, R0, 0, 0, 0, 0);
 		FAULT(AT(0.6), F_QP_FATAL, 0, 1, R0, 1, 0);
+	} else if (!strcmp(name, "peercut")) {
+		/* the cable of the peer's rail 0, cut at 1 s, back 0.5 s after the
+		 * route is first seen QUARANTINED */
+		add_flow(sc, 0, R0, 512u << 10, 4, 0, 0);
+		FAULT(1000000000ull, F_LINK_DOWN, R0, 0, 0, 0, 0);
+		FAULT(500000000ull, F_LINK_UP, R0, 0, 0, 0, 0);
+		sc->faults[sc->nfaults - 1].after_q = sc->has_after_q = 1;
 	}
 	if (!sc->watch_seg)
 		sc->watch_seg = (int)R0;
@@ -613,6 +666,8 @@ static int write_ini(struct scn *sc)
 		fprintf(f, "module_dir = %s\n", sc->o->module_dir);
 	if (sc->o->module)
 		fprintf(f, "module = %s\n", sc->o->module);
+	if (sc->ini_scn)
+		fprintf(f, "%s\n", sc->ini_scn);
 	if (sc->o->ini_extra)
 		fprintf(f, "%s\n", sc->o->ini_extra);
 	fclose(f);
@@ -639,6 +694,8 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 	sc->mcfg.nodes = sh.senders + sh.receivers;
 	sc->mcfg.devs_per_node = sh.devs;
 	sc->mcfg.seed = o->seed;
+	if (sh.link_bps)
+		sc->mcfg.link_bps = sh.link_bps;
 	sc->model = mcc_fab_model_create(&sc->mcfg);
 	sc->nsnd = sh.senders;
 	sc->end_ns = (uint64_t)(sh.dur * 1e9);
@@ -661,6 +718,8 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 		goto out;
 	sc->env.ex = sc->ex;
 	sc->env.fab = mcc_fab_model_handle(sc->model);
+	if (sh.tap)
+		sc->tap = mcc_host_fab_tap_create(&sc->env.fab, sc->ex);
 	sc->env.get_segment = get_segment;
 	sc->env.seg_arg = sc;
 	sc->env.cc_ini_path = MCC_CC_COMPILED_IN ? sc->ini_path : NULL;
@@ -680,6 +739,7 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 			te_config_defaults(&c);
 			c.node = i;
 			c.ib_timeout = sh.ib_timeout;
+			c.ib_retry_cnt = sh.ib_retry;
 			c.ib_rnr_retry = sh.rnr_retry;
 			c.rail_pause_s = sh.rail_pause_s;
 			c.ctx_recovery_delay_ns = sh.recovery_ns;
@@ -694,7 +754,10 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 			tent_config_defaults(&c);
 			c.node = i;
 			c.ib_timeout = sh.ib_timeout;
+			c.ib_retry_cnt = sh.ib_retry;
 			c.ib_rnr_retry = sh.rnr_retry;
+			if (sh.tent_rail_cooldown_s)
+				c.rail_cooldown_secs = sh.tent_rail_cooldown_s;
 			s->tent = tent_engine_create(&c, &sc->env);
 			if (!s->tent) {
 				rc = -ENOMEM;
@@ -842,6 +905,10 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 		                           : 0;
 	}
 	r->healthy_quarantined = sc->healthy_quarantined;
+	r->watch_q_gen = sc->q_gen;
+	r->watch_q_failed_gen = sc->q_failed_gen;
+	r->watch_rec_gen = sc->rec_gen;
+	r->watch_rec_failed_gen = sc->rec_failed_gen;
 	memcpy(r->task_states, sc->states_seen, sizeof(r->task_states));
 	snprintf(r->state_timeline, sizeof(r->state_timeline), "%s",
 	         sc->timeline[0] ? sc->timeline : "-");
@@ -869,6 +936,7 @@ out:
 	for (uint32_t i = 0; i < sc->nflows; i++)
 		free(sc->flows[i].lat);
 	mcc_fab_model_destroy(sc->model);
+	mcc_host_fab_tap_destroy(sc->tap);
 	for (uint32_t i = 0; i < sc->nrcv; i++)
 		free(sc->rcv[i].buf);
 	mcc_exec_destroy(sc->ex);

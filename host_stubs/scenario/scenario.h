@@ -17,7 +17,7 @@ extern "C" {
 enum mcc_scn_engine { MCC_SCN_TE = 0, MCC_SCN_TENT = 1 };
 
 struct mcc_scn_opts {
-	const char *scenario;   /* healthy, incast, flap, multinic, rxpressure, flush */
+	const char *scenario;   /* healthy, incast, flap, multinic, rxpressure, flush, peercut */
 	const char *mode;       /* off | observe | enforce (ignored when compiled out) */
 	int engine;             /* enum mcc_scn_engine */
 	int exec;               /* enum mcc_exec_kind */
@@ -56,6 +56,12 @@ struct mcc_scn_result {
 	uint32_t nflows;
 	uint64_t digest;          /* determinism digest (excludes real CPU) */
 	uint64_t posted;          /* WRs the hosts handed to the fabric */
+	/* watched route's endpoint generations (peercut; 0: not seen; not in
+	 * the RESULT line): the route's own when first sampled QUARANTINED and
+	 * the highest that had ended a WR with a hard error by then; the
+	 * route's own when first sampled HEALTHY or CONGESTED after PROBING
+	 * (the recovery probe's) and the highest failed one by then */
+	uint32_t watch_q_gen, watch_q_failed_gen, watch_rec_gen, watch_rec_failed_gen;
 };
 
 int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r);

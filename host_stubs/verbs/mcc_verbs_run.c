@@ -125,6 +125,7 @@ struct world {
 	mcc_fab_verbs *v;
 	mcc_fab_model *model;
 	mcc_actor *fab_actor;
+	mcc_host_fab_tap *tap; /* hard-error WCs by route and endpoint generation */
 	char names[2][MAXDEV][32];
 	struct mcc_fab_handle fab;
 	uint32_t ndev;
@@ -1086,13 +1087,22 @@ static void checks_peer_cut(void)
 		    "HEALTHY t=%.3f gen=%u",
 		    r->name, secs(r->s[at[0]].t), r->s[at[0]].gen, secs(q->t), q->gen, secs(p->t),
 		    p->gen, secs(r->s[at[3]].t), r->s[at[3]].gen);
-		/* the probe ran on a newer generation than the quarantined one */
+		/* the probe ran on a newer generation than the quarantined one:
+		 * the one the failures were seen on (what the policy fences), not
+		 * the route's newest when the quarantine was sampled, which is the
+		 * endpoint a host (TENT) rebuilt right after the error */
 		uint32_t pgen = p->gen;
 		for (uint32_t i = at[2]; i <= at[3]; i++)
 			if (r->s[i].gen > pgen)
 				pgen = r->s[i].gen;
-		check(pgen > q->gen, "recovery probe on a new generation (%u > quarantined %u)", pgen,
-		      q->gen);
+		uint32_t nfail = 0;
+		uint32_t fgen = mcc_host_fab_tap_failed_gen(W.tap, 0, wd, wd, r->s[at[3]].t, &nfail);
+		say("INFO %s: %u hard-error WCs before recovery, on generations up to %u; generation "
+		    "%u when quarantined, %u at the recovery probe",
+		    r->name, nfail, fgen, q->gen, pgen);
+		uint32_t qgen = nfail ? fgen : q->gen; /* no attributed WC: the sampled one */
+		check(pgen > qgen, "recovery probe on a new generation (%u > quarantined %u)", pgen,
+		      qgen);
 		/* while quarantined, the traffic went over the other rail */
 		uint64_t other = 0, before = 0;
 		for (uint32_t i = 0; i < W.ndom; i++) {
@@ -1511,6 +1521,7 @@ int main(int argc, char **argv)
 				snprintf(W.names[n][d], sizeof(W.names[n][d]), "%s",
 				         mcc_fab_verbs_dev_name(W.v, n, d));
 	}
+	W.tap = mcc_host_fab_tap_create(&W.fab, W.ex);
 
 	/* node 1: the passive target memory, registered on each of its NICs */
 	W.blen = (size_t)o->conc * o->task_bytes;
@@ -1712,6 +1723,7 @@ int main(int argc, char **argv)
 	if (W.model)
 		mcc_fab_model_destroy(W.model);
 	mcc_exec_destroy(W.ex);
+	mcc_host_fab_tap_destroy(W.tap);
 	for (uint32_t i = 0; i < W.ndom; i++)
 		free(W.dom[i].s);
 	free(W.lat);

@@ -86,7 +86,7 @@ static void spy_reset(void)
 static void test_all_scenarios_deliver_every_byte_off_and_observe(void)
 {
 	for (const char *const *n = mcc_scn_names(); *n; n++) {
-		if (!strcmp(*n, "flap"))
+		if (!strcmp(*n, "flap") || !strcmp(*n, "peercut"))
 			continue; /* long: covered in enforce */
 		struct mcc_scn_result r;
 		for (int en = 0; en < 2; en++) {
@@ -225,6 +225,41 @@ static void test_flapped_rail_quarantined_avoided_probed_recovered(void)
 	CU_ASSERT(strstr(r.state_timeline, "QUARANTINED") != NULL);
 	CU_ASSERT_EQUAL(r.watch_final_state, MCC_PATH_HEALTHY);
 	CU_ASSERT_EQUAL(r.tasks_failed, 0);
+}
+
+/* A peer cable cut (tests/softroce verbs_peer_cut's shape on the model).
+ * TENT resets an endpoint on its first error WC and builds the next
+ * generation on the next post: the error that reaches the threshold is on
+ * an endpoint rebuilt after an earlier failure, and the one rebuilt after
+ * it already exists at the quarantining tick. The policy fences the
+ * generation the failures were seen on, so the recovery probe runs on that
+ * rebuilt, never-failed endpoint (fencing the route's newest generation
+ * left the route PROBING for good: every admission AVOID, no probe). */
+static void test_peer_cut_recovers_on_endpoint_rebuilt_before_quarantine(void)
+{
+	if (!have_module("aimd")) {
+		printf("(aimd module not built: skipped) ");
+		return;
+	}
+	for (int en = 0; en < 2; en++) {
+		struct mcc_scn_result r;
+		CU_ASSERT_EQUAL_FATAL(run("peercut", "enforce", en, 1, &r), 0);
+		printf("(%s: timeline %s; failed gen %u, gen %u at quarantine; failed gen %u, gen %u at "
+		       "recovery; probes %llu) ",
+		       en ? "tent" : "te", r.state_timeline, r.watch_q_failed_gen, r.watch_q_gen,
+		       r.watch_rec_failed_gen, r.watch_rec_gen, (unsigned long long)r.probes);
+		assert_clean(&r);
+		CU_ASSERT_EQUAL(r.tasks_failed, 0);
+		CU_ASSERT(strstr(r.state_timeline, "SUSPECT>QUARANTINED>PROBING") != NULL);
+		CU_ASSERT_EQUAL(r.watch_final_state, MCC_PATH_HEALTHY);
+		CU_ASSERT(r.probes >= 1);
+		/* the quarantining error came from a rebuilt endpoint */
+		CU_ASSERT(r.watch_q_failed_gen >= 2);
+		if (en == 1) /* TENT: its next endpoint was there at the quarantine */
+			CU_ASSERT(r.watch_q_gen > r.watch_q_failed_gen);
+		/* recovered on a generation that never failed */
+		CU_ASSERT(r.watch_rec_gen > r.watch_rec_failed_gen);
+	}
 }
 
 static void test_receiver_pressure_does_not_slow_other_receivers(void)
@@ -411,6 +446,7 @@ static CU_pSuite t_init_hosts_tests(void)
 	MCC_CU_ADD(s, test_small_windows_keep_healthy_goodput);
 	MCC_CU_ADD(s, test_incast_enforce_keeps_queue_below_off_with_goodput);
 	MCC_CU_ADD(s, test_flapped_rail_quarantined_avoided_probed_recovered);
+	MCC_CU_ADD(s, test_peer_cut_recovers_on_endpoint_rebuilt_before_quarantine);
 	MCC_CU_ADD(s, test_receiver_pressure_does_not_slow_other_receivers);
 	MCC_CU_ADD(s, test_failed_device_never_marks_remote_peer_down);
 	MCC_CU_ADD(s, test_flush_burst_and_stale_rkey_are_not_path_failures);

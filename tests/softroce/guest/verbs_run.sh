@@ -99,16 +99,14 @@ peer-cut)
 	# RETRY_EXC_ERR (2 hard errors: SUSPECT below the threshold of 3); the
 	# host pauses the rail 1 s, builds the next generation, whose WRs time
 	# out too: QUARANTINED. The link comes back 0.5 s later; after the
-	# 1.5 s cooldown a probe on a new generation recovers the route.
+	# 1.5 s cooldown a probe on a generation newer than the failed ones
+	# recovers the route. TENT resets an endpoint on its first error WC and
+	# builds the next one on the next post, usually before the tick that
+	# quarantines: the policy fences the generation the failures were seen
+	# on, so the probe runs on that rebuilt endpoint.
 	ini enforce aimd "target_drain_us = 5000000" "epoch_us = 10000" "hard_error_threshold = 3" \
 		"cooldown_ms = 1500" "cooldown_max_ms = 3000" "probe_successes = 3" "low_pressure_epochs = 4"
-	# TENT rebuilds an endpoint as soon as an error resets it: with its
-	# default rail monitor (pause after 3 errors) the generation that the
-	# quarantine records is often already the rebuilt one, which then stays
-	# up and PROBING never sees a newer one. One lane and a pause after the
-	# first error keep the rebuild behind the quarantine.
-	[ "$ENGINE" = tent ] && TENTOPT="--lanes 1 --rail-threshold 1" || TENTOPT=
-	run 75 "$BIN" $QP $TENTOPT --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 524288 --concurrency 4 \
+	run 75 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 524288 --concurrency 4 \
 		--duration 6 --max-duration 45 --until-healthy --check peer-cut --watch 0 \
 		--at "1.5:mon:set_link n2 off" --at "q+0.5:mon:set_link n2 on" \
 		--label "$ENGINE-peer-cut" --quiet
