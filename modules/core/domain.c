@@ -967,23 +967,32 @@ int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t 
 	return acquire_general(lane, r, bytes, generation, task, p);
 }
 
-/* Settlement into cached credit, under the chunk. */
+/* Settle `n` bytes into this lane's cached credit of both domains when
+ * both slots are bound at the current epoch and stay within a chunk. */
+static inline bool credit_return(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n,
+                                 uint64_t rctl, uint64_t dctl, struct mcc_slot **rs,
+                                 struct mcc_slot **ds)
+{
+	struct mcc_dom *rd = &p->route->d, *dd = &p->device->d;
+	if (UNLIKELY(!slots_bound(lane, rd, dd, rctl, dctl, rs, ds)))
+		return false;
+	uint64_t rc = atomic_load_explicit(&(*rs)->credit, RLX) + n;
+	uint64_t dc = atomic_load_explicit(&(*ds)->credit, RLX) + n;
+	if (UNLIKELY(rc > atomic_load_explicit(&rd->chunk, RLX) ||
+	             dc > atomic_load_explicit(&dd->chunk, RLX)))
+		return false;
+	atomic_store_explicit(&(*rs)->credit, rc, RLX);
+	atomic_store_explicit(&(*ds)->credit, dc, RLX);
+	permit_settled(p, n);
+	return true;
+}
+
 static NOINLINE int credit_release(struct mcc_lane *lane, struct mcc_permit *p, uint64_t b,
                                    uint64_t rctl, uint64_t dctl)
 {
-	struct mcc_dom *rd = &p->route->d, *dd = &p->device->d;
 	struct mcc_slot *rs, *ds;
-	if (LIKELY(slots_bound(lane, rd, dd, rctl, dctl, &rs, &ds))) {
-		uint64_t rc = atomic_load_explicit(&rs->credit, RLX) + b;
-		uint64_t dc = atomic_load_explicit(&ds->credit, RLX) + b;
-		if (LIKELY(rc <= atomic_load_explicit(&rd->chunk, RLX) &&
-		           dc <= atomic_load_explicit(&dd->chunk, RLX))) {
-			atomic_store_explicit(&rs->credit, rc, RLX);
-			atomic_store_explicit(&ds->credit, dc, RLX);
-			permit_settled(p, b);
-			return 0;
-		}
-	}
+	if (LIKELY(credit_return(lane, p, b, rctl, dctl, &rs, &ds)))
+		return 0;
 	return release_general(lane, p, b, MCC_REL_NOT_POSTED);
 }
 
@@ -1027,26 +1036,17 @@ static inline uint64_t wc_latency(const struct mcc_completion *wc)
 	return wc->post_ns && wc->complete_ns > wc->post_ns ? wc->complete_ns - wc->post_ns : 0;
 }
 
-/* A successful completion settled into cached credit, under the chunk. */
+/* A successful completion settled into cached credit. */
 static NOINLINE void credit_complete(struct mcc_lane *lane, struct mcc_permit *p,
                                      const struct mcc_completion *wc, uint64_t n, uint64_t rctl,
                                      uint64_t dctl)
 {
-	struct mcc_dom *rd = &p->route->d, *dd = &p->device->d;
 	struct mcc_slot *rs, *ds;
-	if (LIKELY(slots_bound(lane, rd, dd, rctl, dctl, &rs, &ds))) {
-		uint64_t rc = atomic_load_explicit(&rs->credit, RLX) + n;
-		uint64_t dc = atomic_load_explicit(&ds->credit, RLX) + n;
-		if (LIKELY(rc <= atomic_load_explicit(&rd->chunk, RLX) &&
-		           dc <= atomic_load_explicit(&dd->chunk, RLX))) {
-			uint64_t lat = wc_latency(wc);
-			atomic_store_explicit(&rs->credit, rc, RLX);
-			atomic_store_explicit(&ds->credit, dc, RLX);
-			permit_settled(p, n);
-			WC_FEEDBACK(ds, n, lat);
-			WC_FEEDBACK(rs, n, lat);
-			return;
-		}
+	if (LIKELY(credit_return(lane, p, n, rctl, dctl, &rs, &ds))) {
+		uint64_t lat = wc_latency(wc);
+		WC_FEEDBACK(ds, n, lat);
+		WC_FEEDBACK(rs, n, lat);
+		return;
 	}
 	completion_general(lane, p, wc);
 }
