@@ -1061,14 +1061,17 @@ static COLD void exact_complete_congested(struct mcc_lane *lane, struct mcc_perm
 		                    wc->complete_ns);
 }
 
-/* The feedback of an exact-mode completion when the lane's pending pair
- * is another pair's. */
-static COLD void exact_feedback_miss(struct mcc_lane *lane, struct mcc_dom *rd, struct mcc_dom *dd,
-                                     uint64_t n, uint64_t lat)
+/* The rest of an exact-mode completion (feedback, congestion tail) when
+ * the lane's pending pair is another pair's. */
+static COLD void exact_complete_miss(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n,
+                                     uint64_t lat, const struct mcc_completion *congested)
 {
-	pend_retarget(lane, rd, dd);
+	struct mcc_dom *rd = &p->route->d;
+	pend_retarget(lane, rd, &p->device->d);
 	struct mcc_pend *e = pend_of(lane, rd);
 	WC_FEEDBACK(e, n, lat);
+	if (congested)
+		exact_complete_congested(lane, p, congested);
 }
 
 /*
@@ -1076,20 +1079,23 @@ static COLD void exact_feedback_miss(struct mcc_lane *lane, struct mcc_dom *rd, 
  * both in exact mode: the two locked subtractions, then the feedback
  * (`lat`: its latency, 0 unsampled) into the pending pair. `congested`: the
  * WC when either domain was CONGESTED (credit mode implies HEALTHY: only
- * exact mode can be CONGESTED), else NULL.
+ * exact mode can be CONGESTED), else NULL. Inline in on_completion, its
+ * slow cases are tail calls: no value lives across a call.
  */
-static NOINLINE void exact_complete(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n,
-                                    uint64_t lat, const struct mcc_completion *congested)
+static inline __attribute__((always_inline)) void
+exact_complete(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n, uint64_t lat,
+               const struct mcc_completion *congested)
 {
 	struct mcc_dom *rd = &p->route->d, *dd = &p->device->d;
 	atomic_fetch_sub_explicit(&dd->inflight, (int64_t)n, RLX);
 	atomic_fetch_sub_explicit(&rd->inflight, (int64_t)n, RLX);
 	permit_settled(p, n);
 	struct mcc_pend *e = pend_hit(lane, rd, dd);
-	if (LIKELY(e))
-		WC_FEEDBACK(e, n, lat);
-	else
-		exact_feedback_miss(lane, rd, dd, n, lat);
+	if (UNLIKELY(!e)) {
+		exact_complete_miss(lane, p, n, lat, congested);
+		return;
+	}
+	WC_FEEDBACK(e, n, lat);
 	if (UNLIKELY(congested != NULL))
 		exact_complete_congested(lane, p, congested);
 }
