@@ -904,7 +904,8 @@ static NOINLINE int credit_acquire(struct mcc_lane *lane, struct mcc_permit *p, 
 	return acquire_declined(lane, p);
 }
 
-static COLD int exact_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p);
+static COLD int exact_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p,
+                                   struct mcc_dom *rd, struct mcc_dom *dd, uint64_t b);
 
 /*
  * Exact admission, the permit already filled: the device, then the route,
@@ -914,13 +915,12 @@ static COLD int exact_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p);
  * where another attempt's bytes, added and about to be taken back, made
  * this one's test fail.
  */
-static NOINLINE int exact_acquire(struct mcc_lane *lane, struct mcc_permit *p)
+static NOINLINE int exact_acquire(struct mcc_lane *lane, struct mcc_permit *p, struct mcc_dom *rd,
+                                  struct mcc_dom *dd, uint64_t b)
 {
-	struct mcc_dom *rd = &p->route->d, *dd = &p->device->d;
-	uint64_t b = p->bytes;
 	struct mcc_pend *e = pend_hit(lane, rd, dd);
 	if (UNLIKELY(!e))
-		return exact_acquire_miss(lane, p);
+		return exact_acquire_miss(lane, p, rd, dd, b);
 	uint64_t dlim = atomic_load_explicit(&dd->limit, RLX);
 	int64_t old = atomic_fetch_add_explicit(&dd->inflight, (int64_t)b, RLX);
 	if (UNLIKELY(!exact_fits(dd, old, b, dlim))) {
@@ -938,10 +938,11 @@ static NOINLINE int exact_acquire(struct mcc_lane *lane, struct mcc_permit *p)
 	return MCC_ADMIT;
 }
 
-static COLD int exact_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p)
+static COLD int exact_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p,
+                                   struct mcc_dom *rd, struct mcc_dom *dd, uint64_t b)
 {
-	pend_retarget(lane, &p->route->d, &p->device->d);
-	return exact_acquire(lane, p);
+	pend_retarget(lane, rd, dd);
+	return exact_acquire(lane, p, rd, dd, b);
 }
 
 int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t generation,
@@ -961,7 +962,7 @@ int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t 
 		}
 		if (ctl_exact_admits(rctl) && ctl_exact_admits(dctl)) {
 			permit_fill(p, r, dv, bytes, generation, task);
-			return exact_acquire(lane, p);
+			return exact_acquire(lane, p, &r->d, &dv->d, bytes);
 		}
 	}
 	return acquire_general(lane, r, bytes, generation, task, p);
