@@ -133,6 +133,16 @@ struct mcc_counters {
 	uint64_t lat_samples;
 };
 
+/* The same counters where they are kept: a lane slot, a pending pair (one
+ * writer each: relaxed load + store) and a domain's folded totals. */
+struct mcc_feedback {
+	_Atomic uint64_t admits;
+	_Atomic uint64_t completed_bytes;
+	_Atomic uint64_t completions;
+	_Atomic uint64_t lat_sum_ns;
+	_Atomic uint64_t lat_samples;
+};
+
 /* Cold control state (core->lock). */
 struct mcc_ctl {
 	uint64_t last_bytes, last_compl, last_lat_sum, last_lat_n, last_admits;
@@ -211,11 +221,7 @@ struct mcc_dom {
 	                                  * error since the last quarantine (0: none) */
 
 	/* line 4: counters folded from rebound lane slots */
-	alignas(MCC_LINE) _Atomic uint64_t fl_admits;
-	_Atomic uint64_t fl_completed_bytes;
-	_Atomic uint64_t fl_completions;
-	_Atomic uint64_t fl_lat_sum_ns;
-	_Atomic uint64_t fl_lat_samples;
+	alignas(MCC_LINE) struct mcc_feedback fl;
 
 	/* line 5 */
 	alignas(MCC_LINE) _Atomic uint64_t progress_mark; /* device: epoch of the last poll pass */
@@ -271,13 +277,7 @@ struct mcc_slot {
 	_Atomic uint64_t credit;
 	_Atomic uint32_t epoch;
 	uint32_t reserved0;
-	/* this lane's feedback for `dom` since the slot was bound (single
-	 * writer: relaxed load + store) */
-	_Atomic uint64_t admits;
-	_Atomic uint64_t completed_bytes;
-	_Atomic uint64_t completions;
-	_Atomic uint64_t lat_sum_ns;
-	_Atomic uint64_t lat_samples;
+	struct mcc_feedback fb; /* this lane's, for `dom` since the slot was bound */
 };
 
 /*
@@ -292,11 +292,7 @@ struct mcc_slot {
 struct mcc_pend {
 	alignas(MCC_LINE) _Atomic(struct mcc_dom *) rd;
 	_Atomic(struct mcc_dom *) dd;
-	_Atomic uint64_t admits;
-	_Atomic uint64_t completed_bytes;
-	_Atomic uint64_t completions;
-	_Atomic uint64_t lat_sum_ns;
-	_Atomic uint64_t lat_samples;
+	struct mcc_feedback fb;
 };
 
 /* One evidence record (lane ring and slow path). */

@@ -93,13 +93,63 @@ static void slot_flush(struct mcc_slot *s, struct mcc_dom *d, uint64_t ctl)
 	atomic_store_explicit(&s->credit, 0, RLX);
 }
 
-static void fold(_Atomic uint64_t *from, _Atomic uint64_t *to)
+/* ------------------------------------------------------- feedback counters */
+
+static void fb_add1(_Atomic uint64_t *to, const _Atomic uint64_t *from, bool shared)
 {
 	uint64_t v = atomic_load_explicit(from, RLX);
-	if (v) {
+	if (v && shared)
 		atomic_fetch_add_explicit(to, v, RLX);
-		atomic_store_explicit(from, 0, RLX);
+	else if (v)
+		mcc_ctr_add(to, v);
+}
+
+/* Add `from` (one writer: this lane) to `to`: another lane-owned set
+ * (shared: false) or a domain's folded totals (shared: true). */
+static void fb_add(struct mcc_feedback *to, const struct mcc_feedback *from, bool shared)
+{
+	fb_add1(&to->admits, &from->admits, shared);
+	fb_add1(&to->completed_bytes, &from->completed_bytes, shared);
+	fb_add1(&to->completions, &from->completions, shared);
+	fb_add1(&to->lat_sum_ns, &from->lat_sum_ns, shared);
+	fb_add1(&to->lat_samples, &from->lat_samples, shared);
+}
+
+static void fb_zero(struct mcc_feedback *f)
+{
+	atomic_store_explicit(&f->admits, 0, RLX);
+	atomic_store_explicit(&f->completed_bytes, 0, RLX);
+	atomic_store_explicit(&f->completions, 0, RLX);
+	atomic_store_explicit(&f->lat_sum_ns, 0, RLX);
+	atomic_store_explicit(&f->lat_samples, 0, RLX);
+}
+
+/* Add a counter set into a scan's totals. */
+static void fb_sum(struct mcc_counters *t, const struct mcc_feedback *f)
+{
+	t->admits += atomic_load_explicit(&f->admits, RLX);
+	t->completed_bytes += atomic_load_explicit(&f->completed_bytes, RLX);
+	t->completions += atomic_load_explicit(&f->completions, RLX);
+	t->lat_sum_ns += atomic_load_explicit(&f->lat_sum_ns, RLX);
+	t->lat_samples += atomic_load_explicit(&f->lat_samples, RLX);
+}
+
+/* One successful completion of `n` bytes (`lat`: its latency, 0 when not
+ * sampled), counted by the set's only writer. */
+static inline void fb_completion(struct mcc_feedback *f, uint64_t n, uint64_t lat)
+{
+	mcc_ctr_add(&f->completed_bytes, n);
+	mcc_ctr_add(&f->completions, 1);
+	if (lat) {
+		mcc_ctr_add(&f->lat_sum_ns, lat);
+		mcc_ctr_add(&f->lat_samples, 1);
 	}
+}
+
+/* A completion's latency, 0 when the host did not sample it. */
+static inline uint64_t wc_latency(const struct mcc_completion *wc)
+{
+	return wc->post_ns && wc->complete_ns > wc->post_ns ? wc->complete_ns - wc->post_ns : 0;
 }
 
 static inline struct mcc_slot *slot_of(struct mcc_lane *lane, const struct mcc_dom *d)
@@ -115,21 +165,11 @@ static void pend_fold(struct mcc_lane *lane, struct mcc_pend *e)
 		                   atomic_load_explicit(&e->dd, RLX) };
 	if (!dom[0])
 		return;
-	for (int k = 0; k < 2; k++) {
-		struct mcc_slot *s = slot_of(lane, dom[k]);
-		mcc_ctr_add(&s->admits, atomic_load_explicit(&e->admits, RLX));
-		mcc_ctr_add(&s->completed_bytes, atomic_load_explicit(&e->completed_bytes, RLX));
-		mcc_ctr_add(&s->completions, atomic_load_explicit(&e->completions, RLX));
-		mcc_ctr_add(&s->lat_sum_ns, atomic_load_explicit(&e->lat_sum_ns, RLX));
-		mcc_ctr_add(&s->lat_samples, atomic_load_explicit(&e->lat_samples, RLX));
-	}
+	for (int k = 0; k < 2; k++)
+		fb_add(&slot_of(lane, dom[k])->fb, &e->fb, false);
+	fb_zero(&e->fb);
 	atomic_store_explicit(&e->rd, NULL, RLX);
 	atomic_store_explicit(&e->dd, NULL, RLX);
-	atomic_store_explicit(&e->admits, 0, RLX);
-	atomic_store_explicit(&e->completed_bytes, 0, RLX);
-	atomic_store_explicit(&e->completions, 0, RLX);
-	atomic_store_explicit(&e->lat_sum_ns, 0, RLX);
-	atomic_store_explicit(&e->lat_samples, 0, RLX);
 }
 
 static COLD void slot_rebind(struct mcc_lane *lane, struct mcc_slot *s, struct mcc_dom *d)
@@ -147,11 +187,8 @@ static COLD void slot_rebind(struct mcc_lane *lane, struct mcc_slot *s, struct m
 				pend_fold(lane, e);
 		}
 		slot_flush(s, old, atomic_load_explicit(&old->ctl, ACQ));
-		fold(&s->admits, &old->fl_admits);
-		fold(&s->completed_bytes, &old->fl_completed_bytes);
-		fold(&s->completions, &old->fl_completions);
-		fold(&s->lat_sum_ns, &old->fl_lat_sum_ns);
-		fold(&s->lat_samples, &old->fl_lat_samples);
+		fb_add(&old->fl, &s->fb, true);
+		fb_zero(&s->fb);
 		atomic_store_explicit(&s->dom, NULL, RLX);
 		/* last access to `old`: tick frees a closed domain at zero */
 		atomic_fetch_sub_explicit(&old->bindings, 1, REL);
@@ -171,11 +208,7 @@ static void scan_add(struct mcc_dom *d, const struct mcc_slot *s)
 	d->cs.tmp_credit += c;
 	if (c && atomic_load_explicit(&s->epoch, RLX) != mcc_ctl_epoch(atomic_load_explicit(&d->ctl, RLX)))
 		d->cs.tmp_stale += c;
-	d->cs.tmp.admits += atomic_load_explicit(&s->admits, RLX);
-	d->cs.tmp.completed_bytes += atomic_load_explicit(&s->completed_bytes, RLX);
-	d->cs.tmp.completions += atomic_load_explicit(&s->completions, RLX);
-	d->cs.tmp.lat_sum_ns += atomic_load_explicit(&s->lat_sum_ns, RLX);
-	d->cs.tmp.lat_samples += atomic_load_explicit(&s->lat_samples, RLX);
+	fb_sum(&d->cs.tmp, &s->fb);
 }
 
 static void scan_pend(const struct mcc_pend *e)
@@ -184,23 +217,13 @@ static void scan_pend(const struct mcc_pend *e)
 		                   atomic_load_explicit(&e->dd, RLX) };
 	if (!dom[0] || !dom[1])
 		return; /* a stable read never sees one without the other */
-	for (int k = 0; k < 2; k++) {
-		struct mcc_counters *t = &dom[k]->cs.tmp;
-		t->admits += atomic_load_explicit(&e->admits, RLX);
-		t->completed_bytes += atomic_load_explicit(&e->completed_bytes, RLX);
-		t->completions += atomic_load_explicit(&e->completions, RLX);
-		t->lat_sum_ns += atomic_load_explicit(&e->lat_sum_ns, RLX);
-		t->lat_samples += atomic_load_explicit(&e->lat_samples, RLX);
-	}
+	for (int k = 0; k < 2; k++)
+		fb_sum(&dom[k]->cs.tmp, &e->fb);
 }
 
 static void scan_folded(struct mcc_dom *d)
 {
-	d->cs.tmp.admits += atomic_load_explicit(&d->fl_admits, RLX);
-	d->cs.tmp.completed_bytes += atomic_load_explicit(&d->fl_completed_bytes, RLX);
-	d->cs.tmp.completions += atomic_load_explicit(&d->fl_completions, RLX);
-	d->cs.tmp.lat_sum_ns += atomic_load_explicit(&d->fl_lat_sum_ns, RLX);
-	d->cs.tmp.lat_samples += atomic_load_explicit(&d->fl_lat_samples, RLX);
+	fb_sum(&d->cs.tmp, &d->fl);
 }
 
 void mcc_scan_lanes(struct mcc_core *core)
@@ -585,8 +608,8 @@ static NOINLINE int acquire_general(struct mcc_lane *lane, struct mcc_route *r, 
 	}
 
 admitted:
-	mcc_ctr_add(&lane_slot(lane, dd, atomic_load_explicit(&dd->ctl, ACQ))->admits, 1);
-	mcc_ctr_add(&lane_slot(lane, rd, atomic_load_explicit(&rd->ctl, ACQ))->admits, 1);
+	mcc_ctr_add(&lane_slot(lane, dd, atomic_load_explicit(&dd->ctl, ACQ))->fb.admits, 1);
+	mcc_ctr_add(&lane_slot(lane, rd, atomic_load_explicit(&rd->ctl, ACQ))->fb.admits, 1);
 	if (UNLIKELY(flags & MCC_PERMIT_F_PROBE)) {
 		if (rs == MCC_PATH_PROBING)
 			atomic_fetch_add_explicit(&rd->probes, 1, RLX);
@@ -766,17 +789,9 @@ static NOINLINE void completion_general(struct mcc_lane *lane, struct mcc_permit
 		return;
 	}
 	struct mcc_slot *ld = lane_slot(lane, &dv->d, dctl), *lr = lane_slot(lane, &r->d, rctl);
-	mcc_ctr_add(&ld->completed_bytes, n);
-	mcc_ctr_add(&ld->completions, 1);
-	mcc_ctr_add(&lr->completed_bytes, n);
-	mcc_ctr_add(&lr->completions, 1);
-	if (wc->post_ns && wc->complete_ns > wc->post_ns) {
-		uint64_t lat = wc->complete_ns - wc->post_ns;
-		mcc_ctr_add(&ld->lat_sum_ns, lat);
-		mcc_ctr_add(&ld->lat_samples, 1);
-		mcc_ctr_add(&lr->lat_sum_ns, lat);
-		mcc_ctr_add(&lr->lat_samples, 1);
-	}
+	uint64_t lat = wc_latency(wc);
+	fb_completion(&ld->fb, n, lat);
+	fb_completion(&lr->fb, n, lat);
 	if (UNLIKELY(p->flags & MCC_PERMIT_F_PROBE))
 		probe_success(p, rctl, dctl);
 	if (UNLIKELY(atomic_load_explicit(&lane->core->ev_active, RLX) != 0))
@@ -896,8 +911,8 @@ static NOINLINE int credit_acquire(struct mcc_lane *lane, struct mcc_permit *p, 
 		if (LIKELY(rc >= b && dc >= b)) {
 			atomic_store_explicit(&rs->credit, rc - b, RLX);
 			atomic_store_explicit(&ds->credit, dc - b, RLX);
-			mcc_ctr_add(&ds->admits, 1);
-			mcc_ctr_add(&rs->admits, 1);
+			mcc_ctr_add(&ds->fb.admits, 1);
+			mcc_ctr_add(&rs->fb.admits, 1);
 			return MCC_ADMIT;
 		}
 	}
@@ -934,7 +949,7 @@ static NOINLINE int exact_acquire(struct mcc_lane *lane, struct mcc_permit *p, s
 		atomic_fetch_sub_explicit(&dd->inflight, (int64_t)b, RLX);
 		return acquire_declined(lane, p);
 	}
-	mcc_ctr_add(&e->admits, 1);
+	mcc_ctr_add(&e->fb.admits, 1);
 	return MCC_ADMIT;
 }
 
@@ -1020,23 +1035,6 @@ int mcc_core_release(mcc_lane *lane, struct mcc_permit *p, uint64_t bytes, uint3
 	return release_general(lane, p, bytes, reason);
 }
 
-/* One completion's feedback into a lane slot (credit mode) or a pending
- * pair (exact mode): the same counters, from `admits` on. */
-#define WC_FEEDBACK(c, n, lat)                                                                  \
-	do {                                                                                    \
-		mcc_ctr_add(&(c)->completed_bytes, (n));                                       \
-		mcc_ctr_add(&(c)->completions, 1);                                             \
-		if (lat) {                                                                      \
-			mcc_ctr_add(&(c)->lat_sum_ns, (lat));                                  \
-			mcc_ctr_add(&(c)->lat_samples, 1);                                     \
-		}                                                                               \
-	} while (0)
-
-static inline uint64_t wc_latency(const struct mcc_completion *wc)
-{
-	return wc->post_ns && wc->complete_ns > wc->post_ns ? wc->complete_ns - wc->post_ns : 0;
-}
-
 /* A successful completion settled into cached credit. */
 static NOINLINE void credit_complete(struct mcc_lane *lane, struct mcc_permit *p,
                                      const struct mcc_completion *wc, uint64_t n, uint64_t rctl,
@@ -1045,8 +1043,8 @@ static NOINLINE void credit_complete(struct mcc_lane *lane, struct mcc_permit *p
 	struct mcc_slot *rs, *ds;
 	if (LIKELY(credit_return(lane, p, n, rctl, dctl, &rs, &ds))) {
 		uint64_t lat = wc_latency(wc);
-		WC_FEEDBACK(ds, n, lat);
-		WC_FEEDBACK(rs, n, lat);
+		fb_completion(&ds->fb, n, lat);
+		fb_completion(&rs->fb, n, lat);
 		return;
 	}
 	completion_general(lane, p, wc);
@@ -1070,7 +1068,7 @@ static COLD void exact_complete_miss(struct mcc_lane *lane, struct mcc_permit *p
 	struct mcc_dom *rd = &p->route->d;
 	pend_retarget(lane, rd, &p->device->d);
 	struct mcc_pend *e = pend_of(lane, rd);
-	WC_FEEDBACK(e, n, lat);
+	fb_completion(&e->fb, n, lat);
 	if (congested)
 		exact_complete_congested(lane, p, congested);
 }
@@ -1096,7 +1094,7 @@ exact_complete(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n, uint64_t
 		exact_complete_miss(lane, p, n, lat, congested);
 		return;
 	}
-	WC_FEEDBACK(e, n, lat);
+	fb_completion(&e->fb, n, lat);
 	if (UNLIKELY(congested != NULL))
 		exact_complete_congested(lane, p, congested);
 }
