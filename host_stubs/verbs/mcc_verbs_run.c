@@ -1670,12 +1670,14 @@ int main(int argc, char **argv)
 	say("RESULT tasks final NORMAL=%" PRIu64 " CONGESTED=%" PRIu64 " LONG_UNAVAILABLE=%" PRIu64
 	    " UNKNOWN=%" PRIu64 " seen_inflight NORMAL=%" PRIu64 " CONGESTED=%" PRIu64
 	    " LONG_UNAVAILABLE=%" PRIu64 " UNKNOWN=%" PRIu64 " reasons route_timeout=%" PRIu64
-	    " path_quarantined=%" PRIu64 " byte_window=%" PRIu64 " local_configuration=%" PRIu64
+	    " path_quarantined=%" PRIu64 " byte_window=%" PRIu64 " receiver_pressure=%" PRIu64
+	    " congestion_feedback=%" PRIu64 " local_configuration=%" PRIu64
 	    " derived_flush=%" PRIu64 " no_usable_path=%" PRIu64,
 	    W.final_state[0], W.final_state[1], W.final_state[2], W.final_state[3], W.inflight_seen[0],
 	    W.inflight_seen[1], W.inflight_seen[2], W.inflight_seen[3],
 	    W.reason_seen[MCC_REASON_ROUTE_TIMEOUT], W.reason_seen[MCC_REASON_PATH_QUARANTINED],
-	    W.reason_seen[MCC_REASON_BYTE_WINDOW], W.reason_seen[MCC_REASON_LOCAL_CONFIGURATION],
+	    W.reason_seen[MCC_REASON_BYTE_WINDOW], W.reason_seen[MCC_REASON_RECEIVER_PRESSURE],
+	    W.reason_seen[MCC_REASON_CONGESTION_FEEDBACK], W.reason_seen[MCC_REASON_LOCAL_CONFIGURATION],
 	    W.reason_seen[MCC_REASON_DERIVED_FLUSH], W.reason_seen[MCC_REASON_NO_USABLE_PATH]);
 	host_stats_line();
 	for (uint32_t i = 0; i < W.ndom; i++) /* final states */

@@ -304,6 +304,12 @@ static void aimd(struct mcc_core *core, struct mcc_dom *d, uint32_t st, bool hig
  * A domain's drain time D is the mean post-to-poll latency of its completed
  * WRs when the host samples timestamps, else in-flight bytes / delivery
  * rate R of posted work (R from completed bytes per epoch, smoothed 1/4).
+ * An epoch that holds bytes and delivers none decays R by 1/4, so D grows
+ * by 4/3 per empty epoch; D is capped at what the backlog has waited: the
+ * time S since the domain last delivered (or held nothing) plus the
+ * in-flight bytes at the rate measured then, S + B / R_then. Without the
+ * cap a 0.3 s completion gap (a descheduled poller, a TCG guest) read as
+ * 10 s of drain; with it a long gap grows linearly.
  * By Little's law both describe the same average backlog B = R x D. Part of
  * D is the local NIC serialising what the host posted: at line rate C the
  * device's backlog takes B_dev / C to leave the host however healthy the
@@ -351,6 +357,18 @@ static uint64_t drain_of(uint64_t bytes, uint64_t rate, uint64_t lat, uint64_t l
 	return rate ? sat_u64((double)bytes * 1e6 / (double)rate) : 0;
 }
 
+/* The drain time `drain_us` of `bytes` in flight, capped during a gap in
+ * delivery at the gap plus their drain at the rate measured before it (also
+ * once the decayed rate reaches 0, where drain_of() has no measure). */
+static uint64_t gap_capped(const struct mcc_ctl *cs, uint64_t bytes, uint64_t drain_us,
+                           uint64_t now)
+{
+	if (!bytes || now == cs->drained_ns || !cs->dlv_rate)
+		return drain_us;
+	uint64_t cap = (now - cs->drained_ns) / 1000 + drain_of(bytes, cs->dlv_rate, 0, 0);
+	return drain_us && drain_us < cap ? drain_us : cap;
+}
+
 /* Time (us) the local NIC needs to serialise the backlog of a domain with
  * rate `rate` (bytes/s) and drain time `drain_us`, at `cap` bytes/s. */
 static uint64_t local_us(uint64_t rate, uint64_t drain_us, uint64_t cap)
@@ -390,7 +408,7 @@ static void gather(struct mcc_dom *d)
 
 /* First pass over every domain: feedback of the epoch, delivery rate,
  * in-flight and drain time. No state changes. */
-static void measure(struct mcc_dom *d, uint64_t dt)
+static void measure(struct mcc_dom *d, uint64_t dt, uint64_t now)
 {
 	struct mcc_ctl *cs = &d->cs;
 	gather(d);
@@ -400,9 +418,14 @@ static void measure(struct mcc_dom *d, uint64_t dt)
 		uint64_t inst = sat_u64((double)cs->ep_bytes * 1e9 / (double)dt);
 		cs->rate = cs->rate ? (3 * cs->rate + inst) / 4 : inst;
 	}
+	if (cs->ep_bytes || !actual) {
+		cs->drained_ns = now;
+		cs->dlv_rate = cs->rate;
+	}
 	cs->ep_actual = actual;
 	cs->ep_rnr = atomic_exchange_explicit(&d->rnr_pending, 0, RLX);
-	cs->drain_us = drain_of(actual, cs->rate, cs->ep_lat, cs->ep_latn);
+	cs->drain_us =
+	        gap_capped(cs, actual, drain_of(actual, cs->rate, cs->ep_lat, cs->ep_latn), now);
 	cs->x_actual = cs->x_rate = cs->x_lat = cs->x_latn = 0;
 	cs->route_limited = false;
 }
@@ -431,7 +454,7 @@ static void route_pressure(struct mcc_core *core, struct mcc_route *r)
 
 /* Second pass, devices: drain time and excess over the traffic of routes
  * that are not route-limited, against the capacity they leave. */
-static void device_pressure(struct mcc_device *dv)
+static void device_pressure(struct mcc_device *dv, uint64_t now)
 {
 	struct mcc_ctl *cs = &dv->d.cs;
 	uint64_t a = sub0(cs->ep_actual, cs->x_actual);
@@ -446,7 +469,7 @@ static void device_pressure(struct mcc_device *dv)
 		if (cap < rate)
 			cap = rate;
 	}
-	cs->drain_us = drain_of(a, rate, lat, latn);
+	cs->drain_us = gap_capped(cs, a, drain_of(a, rate, lat, latn), now);
 	cs->excess_us = sub0(cs->drain_us, local_us(rate, cs->drain_us, cap));
 }
 
@@ -641,13 +664,13 @@ void mcc_core_tick(void *ctx, uint64_t now)
 	/* measure everything first: a route's pressure needs its device's
 	 * backlog, a device's pressure excludes its route-limited routes */
 	for (struct mcc_dom *d = core->devices; d; d = d->next)
-		measure(d, dt);
+		measure(d, dt, now);
 	for (struct mcc_dom *d = core->routes; d; d = d->next)
-		measure(d, dt);
+		measure(d, dt, now);
 	for (struct mcc_dom *d = core->routes; d; d = d->next)
 		route_pressure(core, (struct mcc_route *)d);
 	for (struct mcc_dom *d = core->devices; d; d = d->next)
-		device_pressure((struct mcc_device *)d);
+		device_pressure((struct mcc_device *)d, now);
 	for (struct mcc_dom *d = core->devices; d; d = d->next)
 		ctl_domain(core, d, now);
 	for (struct mcc_dom *d = core->routes; d; d = d->next)

@@ -150,6 +150,8 @@ struct mcc_ctl {
 	uint64_t last_backlog;
 	uint64_t rate;     /* smoothed delivery rate, bytes/s */
 	uint64_t drain_us; /* last epoch's drain-time estimate */
+	uint64_t drained_ns; /* tick at which it last delivered or held nothing */
+	uint64_t dlv_rate;   /* rate at that tick (the gap cap of drain_us) */
 	uint64_t excess_us; /* of which beyond the local NIC's own serialisation */
 	/* this epoch's measurement (tick: measured for every domain before any
 	 * state changes, see control.c "Pressure") */

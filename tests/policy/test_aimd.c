@@ -642,6 +642,44 @@ static void test_underfilled_pipe_does_not_read_as_pressure(void)
 	th_free(h);
 }
 
+/* A gap in completions (a descheduled poller, a guest stalled for tens of
+ * ms) while bytes are in flight reads as what the backlog waits: the gap
+ * plus in-flight / the rate measured before it, growing linearly. Decaying
+ * the rate on every empty epoch instead made a 20 ms gap read as 0.6 s of
+ * drain. A stall longer than the target is still pressure. */
+static void test_completion_gap_reads_as_linear_drain(void)
+{
+	struct mcc_config_v1 cfg;
+	th_cfg_defaults(&cfg);
+	cfg.target_drain_us = 100000;
+	struct th *h = th_new(&mcc_test_aimd_v1, &cfg);
+	mcc_device *d = th_dev_rate(h, 0, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct lane_q q = { .h = 0 };
+	for (int e = 0; e < 8; e++) { /* 1 MiB standing, 512 KiB per 1 ms epoch */
+		q_fill(h, r, &q, 16 + 8);
+		q_done(h, &q, 8, IBV_WC_SUCCESS);
+		th_tick(h);
+	}
+	uint64_t base = th_rs(h, r).drain_us;
+	CU_ASSERT(base >= 1500 && base <= 2500);
+	th_ticks(h, 20); /* 20 ms without a completion */
+	struct mcc_domain_stats rs = th_rs(h, r), ds = th_ds(h, d);
+	CU_ASSERT(rs.drain_us >= base + 19000 && rs.drain_us <= base + 21000);
+	CU_ASSERT(ds.drain_us >= base + 19000 && ds.drain_us <= base + 21000);
+	CU_ASSERT_EQUAL(rs.state, MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(rs.window_cuts + ds.window_cuts, 0);
+	th_ticks(h, 100); /* 120 ms: beyond the target */
+	rs = th_rs(h, r);
+	CU_ASSERT_EQUAL(rs.state, MCC_PATH_CONGESTED);
+	CU_ASSERT(rs.window_cuts >= 1);
+	CU_ASSERT_EQUAL(rs.quarantines, 0);
+	q_drain(h, &q);
+	th_tick(h);
+	CU_ASSERT(th_rs(h, r).drain_us < base + 1000); /* delivered: the gap ends */
+	th_free(h);
+}
+
 /* RFC WC matrix, RNR_RETRY_EXC_ERR: pressure only on the receiving route;
  * other receivers sharing the source NIC are not affected. One route's
  * bytes stuck at a slow receiver do not drive the shared device domain
@@ -747,6 +785,7 @@ static CU_pSuite t_init_aimd_tests(void)
 	MCC_CU_ADD(s, test_line_rate_delivery_with_deep_queue_is_not_congestion);
 	MCC_CU_ADD(s, test_same_backlog_behind_a_remote_bottleneck_is_congestion);
 	MCC_CU_ADD(s, test_underfilled_pipe_does_not_read_as_pressure);
+	MCC_CU_ADD(s, test_completion_gap_reads_as_linear_drain);
 	MCC_CU_ADD(s, test_receiver_pressure_on_one_route_spares_the_device);
 	MCC_CU_ADD(s, test_incast_route_cut_within_one_epoch_then_converges);
 	return s;
