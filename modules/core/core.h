@@ -357,6 +357,10 @@ struct mcc_lane {
 	uint32_t reserved0;
 	struct mcc_evring ring;
 	struct mcc_okcache ok[MCC_EV_OKCACHE];
+	/* the task attempt of this lane's last success check and
+	 * core->ev_bumps before it (mcc_ev_success) */
+	uint64_t okm_batch, okm_task, okm_bumps;
+	uint32_t okm_attempt;
 	struct mcc_ancache an[MCC_EV_ANCACHE];
 	/* dedupe: congestion feedback once per task per epoch; one recorder
 	 * entry per flush burst */
@@ -506,6 +510,7 @@ struct mcc_core {
 
 	alignas(MCC_LINE) _Atomic uint64_t ev_seq;    /* global evidence order */
 	alignas(MCC_LINE) _Atomic uint64_t ev_active; /* pending + unresolved entries */
+	_Atomic uint64_t ev_bumps; /* bloom increments, each counted after it */
 	/* records pushed into lane rings and not yet drained: the drain (every
 	 * task_query, batch_free, tick) is O(1) while it is zero */
 	alignas(MCC_LINE) _Atomic uint64_t ev_pending;
@@ -606,6 +611,24 @@ static inline void mcc_task_set(struct mcc_task_ref *dst, const struct mcc_task_
 		dst->attempt = 0;
 	}
 	dst->reserved0 = 0;
+}
+
+/* A successful completion of `task` on `lane` while core->ev_active: the
+ * success record, when it may resolve evidence (mcc_ev_lane_success).
+ * Evidence a success could resolve raises a bloom count, and every bloom
+ * increment is counted in core->ev_bumps after it: with no bump since this
+ * lane checked the same task attempt there is nothing new to check (no
+ * hash, no bloom line). An increment not yet counted is concurrent with
+ * this completion and ordered after it. */
+static inline void mcc_ev_success(struct mcc_lane *lane, const struct mcc_task_ref *task,
+                                  uint32_t generation)
+{
+	if (!mcc_task_is_set(task) ||
+	    (atomic_load_explicit(&lane->core->ev_bumps, ACQ) == lane->okm_bumps &&
+	     task->task_id == lane->okm_task && task->batch_id == lane->okm_batch &&
+	     task->attempt == lane->okm_attempt))
+		return;
+	mcc_ev_lane_success(lane, task, generation);
 }
 
 /* ------------------------------------------------------------- recorder.c */

@@ -755,6 +755,12 @@ static COLD void error_feedback(struct mcc_lane *lane, struct mcc_permit *p,
 	}
 }
 
+/* Either domain CONGESTED (credit mode implies HEALTHY). */
+static inline bool ctl_congested(uint64_t rctl, uint64_t dctl)
+{
+	return mcc_ctl_state(rctl) == MCC_PATH_CONGESTED || mcc_ctl_state(dctl) == MCC_PATH_CONGESTED;
+}
+
 static NOINLINE void completion_general(struct mcc_lane *lane, struct mcc_permit *p,
                                         const struct mcc_completion *wc)
 {
@@ -795,10 +801,8 @@ static NOINLINE void completion_general(struct mcc_lane *lane, struct mcc_permit
 	if (UNLIKELY(p->flags & MCC_PERMIT_F_PROBE))
 		probe_success(p, rctl, dctl);
 	if (UNLIKELY(atomic_load_explicit(&lane->core->ev_active, RLX) != 0))
-		mcc_ev_lane_success(lane, &p->task, gen);
-	if (UNLIKELY((mcc_ctl_state(rctl) == MCC_PATH_CONGESTED ||
-	              mcc_ctl_state(dctl) == MCC_PATH_CONGESTED) &&
-	             mcc_task_is_set(&p->task)))
+		mcc_ev_success(lane, &p->task, gen);
+	if (UNLIKELY(ctl_congested(rctl, dctl) && mcc_task_is_set(&p->task)))
 		congestion_feedback(lane, p, rctl, gen, wc->complete_ns);
 }
 
@@ -816,6 +820,9 @@ static NOINLINE void completion_general(struct mcc_lane *lane, struct mcc_permit
  *   (admission; settlement takes any state): one locked add per domain,
  *   tested on the value it returned, and the feedback counted in the lane's
  *   pending pair (core.h struct mcc_pend).
+ * - mixed: one domain exact as above, the other HEALTHY in credit mode as
+ *   above (the usual CONGESTED route on a busy, healthy device): one locked
+ *   add, the lane slot for the other, the feedback in the pending pair.
  *
  * Locked operations do not overlap each other nor much of what lies between
  * them, so in exact mode every instruction, spill and saved register around
@@ -960,6 +967,81 @@ static COLD int exact_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p,
 	return exact_acquire(lane, p, rd, dd, b);
 }
 
+/* Credit mode and HEALTHY (low nibble 0), or ctl_exact_admits(). */
+static inline bool ctl_fast_admits(uint64_t ctl)
+{
+	return !(ctl & MCC_CTL_SLOWPATH) || ctl_exact_admits(ctl);
+}
+
+/* The lane slot of credit-mode domain `d` when bound to it at the epoch of
+ * `ctl`, else NULL. */
+static inline struct mcc_slot *slot_bound(struct mcc_lane *lane, struct mcc_dom *d, uint64_t ctl)
+{
+	struct mcc_slot *s = slot_of(lane, d);
+	return atomic_load_explicit(&s->dom, RLX) == d &&
+	               atomic_load_explicit(&s->epoch, RLX) == mcc_ctl_epoch(ctl)
+	           ? s
+	           : NULL;
+}
+
+/* The two domains of a mixed-mode permit: `rx`, the route is the exact one. */
+static inline struct mcc_dom *mixed_exact(const struct mcc_permit *p, bool rx)
+{
+	return rx ? &p->route->d : &p->device->d;
+}
+
+static inline struct mcc_dom *mixed_credit(const struct mcc_permit *p, bool rx)
+{
+	return rx ? &p->device->d : &p->route->d;
+}
+
+static COLD int mixed_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p, uint64_t rctl,
+                                   uint64_t dctl);
+
+/* The exact domain's test failed: give both reservations back, let the
+ * general path decide again. */
+static COLD int mixed_acquire_undo(struct mcc_lane *lane, struct mcc_permit *p, bool rx)
+{
+	atomic_fetch_sub_explicit(&mixed_exact(p, rx)->inflight, (int64_t)p->bytes, RLX);
+	struct mcc_slot *s = slot_of(lane, mixed_credit(p, rx));
+	atomic_store_explicit(&s->credit, atomic_load_explicit(&s->credit, RLX) + p->bytes, RLX);
+	return acquire_declined(lane, p);
+}
+
+/*
+ * Mixed admission, the permit already filled: `b` bytes from the lane's
+ * credit of the credit-mode domain, then a tested locked add on the exact
+ * one.
+ */
+static NOINLINE int mixed_acquire(struct mcc_lane *lane, struct mcc_permit *p, uint64_t rctl,
+                                  uint64_t dctl)
+{
+	struct mcc_pend *e = pend_hit(lane, &p->route->d, &p->device->d);
+	if (UNLIKELY(!e))
+		return mixed_acquire_miss(lane, p, rctl, dctl);
+	bool rx = rctl & MCC_CTL_EXACT;
+	uint64_t b = p->bytes;
+	struct mcc_slot *s = slot_bound(lane, mixed_credit(p, rx), rx ? dctl : rctl);
+	uint64_t c = s ? atomic_load_explicit(&s->credit, RLX) : 0;
+	if (UNLIKELY(s == NULL || c < b))
+		return acquire_declined(lane, p);
+	atomic_store_explicit(&s->credit, c - b, RLX);
+	struct mcc_dom *xd = mixed_exact(p, rx);
+	uint64_t lim = atomic_load_explicit(&xd->limit, RLX);
+	int64_t old = atomic_fetch_add_explicit(&xd->inflight, (int64_t)b, RLX);
+	if (UNLIKELY(!exact_fits(xd, old, b, lim)))
+		return mixed_acquire_undo(lane, p, rx);
+	mcc_ctr_add(&e->fb.admits, 1);
+	return MCC_ADMIT;
+}
+
+static COLD int mixed_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p, uint64_t rctl,
+                                   uint64_t dctl)
+{
+	pend_retarget(lane, &p->route->d, &p->device->d);
+	return mixed_acquire(lane, p, rctl, dctl);
+}
+
 int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t generation,
                          const struct mcc_task_ref *task, struct mcc_permit *p)
 {
@@ -978,6 +1060,10 @@ int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t 
 		if (ctl_exact_admits(rctl) && ctl_exact_admits(dctl)) {
 			permit_fill(p, r, dv, bytes, generation, task);
 			return exact_acquire(lane, p, &r->d, &dv->d, bytes);
+		}
+		if (ctl_fast_admits(rctl) && ctl_fast_admits(dctl)) {
+			permit_fill(p, r, dv, bytes, generation, task);
+			return mixed_acquire(lane, p, rctl, dctl);
 		}
 	}
 	return acquire_general(lane, r, bytes, generation, task, p);
@@ -1012,6 +1098,37 @@ static NOINLINE int credit_release(struct mcc_lane *lane, struct mcc_permit *p, 
 	return release_general(lane, p, b, MCC_REL_NOT_POSTED);
 }
 
+/* Settle `n` bytes of a permit with one domain exact and the other
+ * HEALTHY in credit mode: a locked sub on the first, the lane slot of the
+ * second when bound at its epoch with room under its chunk. False, nothing
+ * settled, in any other case. */
+static inline bool mixed_settle(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n,
+                                uint64_t rctl, uint64_t dctl)
+{
+	bool rx = (rctl & MCC_CTL_EXACT) && !(dctl & MCC_CTL_SLOWPATH);
+	if (!rx && !((dctl & MCC_CTL_EXACT) && !(rctl & MCC_CTL_SLOWPATH)))
+		return false;
+	struct mcc_dom *cd = mixed_credit(p, rx);
+	struct mcc_slot *s = slot_bound(lane, cd, rx ? dctl : rctl);
+	if (UNLIKELY(!s))
+		return false;
+	uint64_t c = atomic_load_explicit(&s->credit, RLX) + n;
+	if (UNLIKELY(c > atomic_load_explicit(&cd->chunk, RLX)))
+		return false;
+	atomic_store_explicit(&s->credit, c, RLX);
+	atomic_fetch_sub_explicit(&mixed_exact(p, rx)->inflight, (int64_t)n, RLX);
+	permit_settled(p, n);
+	return true;
+}
+
+static NOINLINE int mixed_release(struct mcc_lane *lane, struct mcc_permit *p, uint64_t b,
+                                  uint64_t rctl, uint64_t dctl)
+{
+	if (LIKELY(mixed_settle(lane, p, b, rctl, dctl)))
+		return 0;
+	return release_general(lane, p, b, MCC_REL_NOT_POSTED);
+}
+
 int mcc_core_release(mcc_lane *lane, struct mcc_permit *p, uint64_t bytes, uint32_t reason)
 {
 	if (UNLIKELY(!lane || !p))
@@ -1031,8 +1148,31 @@ int mcc_core_release(mcc_lane *lane, struct mcc_permit *p, uint64_t bytes, uint3
 			permit_settled(p, bytes);
 			return 0;
 		}
+		return mixed_release(lane, p, bytes, rctl, dctl);
 	}
 	return release_general(lane, p, bytes, reason);
+}
+
+static inline bool ev_active(const struct mcc_lane *lane)
+{
+	return atomic_load_explicit(&lane->core->ev_active, RLX) != 0;
+}
+
+/* The tail of a successful fast-path completion while some task holds
+ * evidence or a domain is CONGESTED, in completion_general's order: the
+ * success record (it may resolve the task's older evidence), then the
+ * congestion evidence (states as of now: a tick in between moves the
+ * evidence to the next completion, as if this one were polled later). */
+static COLD void completion_evidence(struct mcc_lane *lane, struct mcc_permit *p,
+                                     const struct mcc_completion *wc)
+{
+	uint32_t gen = wc->generation ? wc->generation : p->generation;
+	if (ev_active(lane))
+		mcc_ev_success(lane, &p->task, gen);
+	uint64_t rctl = atomic_load_explicit(&p->route->d.ctl, RLX);
+	if (ctl_congested(rctl, atomic_load_explicit(&p->device->d.ctl, RLX)) &&
+	    mcc_task_is_set(&p->task))
+		congestion_feedback(lane, p, rctl, gen, wc->complete_ns);
 }
 
 /* A successful completion settled into cached credit. */
@@ -1045,58 +1185,80 @@ static NOINLINE void credit_complete(struct mcc_lane *lane, struct mcc_permit *p
 		uint64_t lat = wc_latency(wc);
 		fb_completion(&ds->fb, n, lat);
 		fb_completion(&rs->fb, n, lat);
+		if (UNLIKELY(ev_active(lane)))
+			completion_evidence(lane, p, wc);
 		return;
 	}
 	completion_general(lane, p, wc);
 }
 
-/* The tail of a completion on a CONGESTED path: the task's evidence. */
-static COLD void exact_complete_congested(struct mcc_lane *lane, struct mcc_permit *p,
-                                          const struct mcc_completion *wc)
-{
-	if (mcc_task_is_set(&p->task))
-		congestion_feedback(lane, p, atomic_load_explicit(&p->route->d.ctl, RLX),
-		                    wc->generation ? wc->generation : p->generation,
-		                    wc->complete_ns);
-}
 
-/* The rest of an exact-mode completion (feedback, congestion tail) when
- * the lane's pending pair is another pair's. */
-static COLD void exact_complete_miss(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n,
-                                     uint64_t lat, const struct mcc_completion *congested)
+/* The rest of pend_completion() when the lane's pending pair is another
+ * pair's. */
+static COLD void pend_completion_miss(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n,
+                                      uint64_t lat, const struct mcc_completion *slow)
 {
 	struct mcc_dom *rd = &p->route->d;
 	pend_retarget(lane, rd, &p->device->d);
 	struct mcc_pend *e = pend_of(lane, rd);
 	fb_completion(&e->fb, n, lat);
-	if (congested)
-		exact_complete_congested(lane, p, congested);
+	if (slow)
+		completion_evidence(lane, p, slow);
 }
 
 /*
- * A successful completion settling `n` bytes of a permit whose domains are
- * both in exact mode: the two locked subtractions, then the feedback
- * (`lat`: its latency, 0 unsampled) into the pending pair. `congested`: the
- * WC when either domain was CONGESTED (credit mode implies HEALTHY: only
- * exact mode can be CONGESTED), else NULL. Inline in on_completion, its
- * slow cases are tail calls: no value lives across a call.
+ * The feedback of a successful completion of `n` settled bytes (`lat`: its
+ * latency, 0 unsampled) into the lane's pending pair, on the exact and the
+ * mixed fast paths. `slow`: the WC when completion_evidence() has work
+ * (evidence active, a domain CONGESTED), else NULL. Its slow cases are tail
+ * calls: no value lives across a call.
  */
 static inline __attribute__((always_inline)) void
-exact_complete(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n, uint64_t lat,
-               const struct mcc_completion *congested)
+pend_completion(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n, uint64_t lat,
+                const struct mcc_completion *slow)
 {
-	struct mcc_dom *rd = &p->route->d, *dd = &p->device->d;
-	atomic_fetch_sub_explicit(&dd->inflight, (int64_t)n, RLX);
-	atomic_fetch_sub_explicit(&rd->inflight, (int64_t)n, RLX);
-	permit_settled(p, n);
-	struct mcc_pend *e = pend_hit(lane, rd, dd);
+	struct mcc_pend *e = pend_hit(lane, &p->route->d, &p->device->d);
 	if (UNLIKELY(!e)) {
-		exact_complete_miss(lane, p, n, lat, congested);
+		pend_completion_miss(lane, p, n, lat, slow);
 		return;
 	}
 	fb_completion(&e->fb, n, lat);
-	if (UNLIKELY(congested != NULL))
-		exact_complete_congested(lane, p, congested);
+	if (UNLIKELY(slow != NULL))
+		completion_evidence(lane, p, slow);
+}
+
+/* The WC when completion_evidence() has work, else NULL. */
+static inline const struct mcc_completion *evidence_of(struct mcc_lane *lane,
+                                                       const struct mcc_completion *wc,
+                                                       uint64_t rctl, uint64_t dctl)
+{
+	return ctl_congested(rctl, dctl) || ev_active(lane) ? wc : NULL;
+}
+
+/* A successful completion settling `n` bytes of a permit whose domains are
+ * both in exact mode: the two locked subtractions, then the feedback. Inline
+ * in on_completion. */
+static inline __attribute__((always_inline)) void
+exact_complete(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n, uint64_t lat,
+               const struct mcc_completion *slow)
+{
+	atomic_fetch_sub_explicit(&p->device->d.inflight, (int64_t)n, RLX);
+	atomic_fetch_sub_explicit(&p->route->d.inflight, (int64_t)n, RLX);
+	permit_settled(p, n);
+	pend_completion(lane, p, n, lat, slow);
+}
+
+/* A successful completion when the domains are neither both in credit nor
+ * both in exact mode: mixed, else the general path. */
+static NOINLINE void mixed_complete(struct mcc_lane *lane, struct mcc_permit *p,
+                                    const struct mcc_completion *wc, uint64_t n, uint64_t rctl,
+                                    uint64_t dctl)
+{
+	if (LIKELY(mixed_settle(lane, p, n, rctl, dctl))) {
+		pend_completion(lane, p, n, wc_latency(wc), evidence_of(lane, wc, rctl, dctl));
+		return;
+	}
+	completion_general(lane, p, wc);
 }
 
 void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit *p, const struct mcc_completion *wc)
@@ -1106,8 +1268,7 @@ void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit *p, const struct m
 	uint64_t n = wc->bytes ? wc->bytes : p->bytes;
 	/* a successful WC on a live (non-probe) permit of the current generation */
 	if (LIKELY((p->flags & (MCC_PERMIT_F_LIVE | MCC_PERMIT_F_PROBE)) == MCC_PERMIT_F_LIVE &&
-	           wc->wc_status == 0 && n - 1 < p->bytes &&
-	           atomic_load_explicit(&lane->core->ev_active, RLX) == 0)) {
+	           wc->wc_status == 0 && n - 1 < p->bytes)) {
 		struct mcc_dom *rd = &p->route->d, *dd = &p->device->d;
 		uint32_t gen = wc->generation ? wc->generation : p->generation;
 		uint64_t rctl = atomic_load_explicit(&rd->ctl, ACQ);
@@ -1118,11 +1279,12 @@ void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit *p, const struct m
 				return;
 			}
 			if (rctl & dctl & MCC_CTL_EXACT) {
-				bool cong = mcc_ctl_state(rctl) == MCC_PATH_CONGESTED ||
-				            mcc_ctl_state(dctl) == MCC_PATH_CONGESTED;
-				exact_complete(lane, p, n, wc_latency(wc), cong ? wc : NULL);
+				exact_complete(lane, p, n, wc_latency(wc),
+				               evidence_of(lane, wc, rctl, dctl));
 				return;
 			}
+			mixed_complete(lane, p, wc, n, rctl, dctl);
+			return;
 		}
 	}
 	completion_general(lane, p, wc);

@@ -187,6 +187,7 @@ static void bloom_inc(struct mcc_core *core, uint64_t h)
 {
 	atomic_fetch_add(&core->ev.bloom[h & core->ev.bloom_mask], 1 | BLOOM_VER);
 	atomic_fetch_add(&core->ev_active, 1);
+	atomic_fetch_add(&core->ev_bumps, 1); /* after the bloom: mcc_ev_success() */
 }
 
 static void bloom_dec(struct mcc_core *core, uint64_t h)
@@ -414,6 +415,11 @@ void mcc_ev_lane_success(struct mcc_lane *lane, const struct mcc_task_ref *task,
 	if (!mcc_task_is_set(task))
 		return;
 	struct mcc_core *core = lane->core;
+	/* the memo of mcc_ev_success(), read before the bloom */
+	lane->okm_batch = task->batch_id;
+	lane->okm_task = task->task_id;
+	lane->okm_attempt = task->attempt;
+	lane->okm_bumps = atomic_load_explicit(&core->ev_bumps, ACQ);
 	uint64_t h = task_hash(task->batch_id, task->task_id);
 	/* version before sequence: an anomaly whose version bump we see took its
 	 * sequence earlier, so this success (later sequence) resolves it */
@@ -432,7 +438,9 @@ void mcc_ev_lane_success(struct mcc_lane *lane, const struct mcc_task_ref *task,
 	rec.attempt = task->attempt;
 	rec.generation = generation;
 	rec.seq = atomic_fetch_add(&core->ev_seq, 1) + 1;
-	if (ring_push(core, &lane->ring, &rec)) {
+	if (!ring_push(core, &lane->ring, &rec)) {
+		lane->okm_bumps = UINT64_MAX; /* dropped: check again next time */
+	} else {
 		oc->batch_id = task->batch_id;
 		oc->task_id = task->task_id;
 		oc->ver = ver;

@@ -123,5 +123,12 @@ void mcc_bench_inst_close(struct mcc_bench_inst *b, uint64_t *leftover_inflight)
 /* Point lane `l` at the instance (lane k, route r). */
 void mcc_bench_lane_bind(struct mcc_bench_lane *l, const struct mcc_bench_inst *b, unsigned k,
                          unsigned r, int cc_on);
+/* One RNR_RETRY_EXC_ERR completion on the route of lane `l` (receiver
+ * pressure: that route only, RFC WC matrix). Two busy epochs with one each
+ * make the route CONGESTED (default high_pressure_epochs): it admits
+ * exactly, its device stays HEALTHY in lane credit (the aimd-cong arms). */
+void mcc_bench_rnr(struct mcc_bench_lane *l);
+/* The route state of lane `l` (enum mcc_path_state), UINT32_MAX on error. */
+uint32_t mcc_bench_route_state(const struct mcc_bench_inst *b, const struct mcc_bench_lane *l);
 
 #endif /* MCC_BENCH_H */

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <infiniband/verbs.h>
+
 #include "bench.h"
 
 static const char *const mcc_bench_modes[] = {"off", "observe", "enforce"};
@@ -146,4 +148,23 @@ void mcc_bench_lane_bind(struct mcc_bench_lane *l, const struct mcc_bench_inst *
 	l->generation = 1;
 	l->cc_on = cc_on;
 	l->permit = init;
+}
+
+void mcc_bench_rnr(struct mcc_bench_lane *l)
+{
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_completion wc = { .struct_size = sizeof(wc),
+		                     .wc_status = IBV_WC_RNR_RETRY_EXC_ERR,
+		                     .generation = l->generation };
+	if (l->ops->try_acquire(l->lane, l->route, MCC_BENCH_SLICE, l->generation, NULL, &p) ==
+	    MCC_ADMIT)
+		l->ops->on_completion(l->lane, &p, &wc);
+}
+
+uint32_t mcc_bench_route_state(const struct mcc_bench_inst *b, const struct mcc_bench_lane *l)
+{
+	struct mcc_domain_stats st = { .struct_size = sizeof(st) };
+	if (b->ops->domain_stats(b->ctx, MCC_DOMAIN_ROUTE, l->route, &st) < 0)
+		return UINT32_MAX;
+	return st.state;
 }

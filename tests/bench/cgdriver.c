@@ -9,6 +9,7 @@
  * Usage: cgdriver ARM N [MODULE_DIR]
  *   ARM: floor floor-add compile-out off null-rel null-wc observe-rel observe-wc
  *        aimd-rel aimd-wc aimd-tick-rel aimd-tick-wc (after one tick())
+ *        aimd-cong-rel aimd-cong-wc (a CONGESTED route, mcc_bench_rnr)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -42,6 +43,8 @@ static const struct cg_arm cg_arms[] = {
 	{"aimd-wc", mcc_bench_on_tight_wc, "enforce", "aimd", 1, 0},
 	{"aimd-tick-rel", mcc_bench_on_tight_rel, "enforce", "aimd", 1, 1},
 	{"aimd-tick-wc", mcc_bench_on_tight_wc, "enforce", "aimd", 1, 1},
+	{"aimd-cong-rel", mcc_bench_on_tight_rel, "enforce", "aimd", 1, 2},
+	{"aimd-cong-wc", mcc_bench_on_tight_wc, "enforce", "aimd", 1, 2},
 };
 
 /* The only function callgrind counts (and everything it calls). */
@@ -103,12 +106,21 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		mcc_bench_lane_bind(&cg_lane, &b, 0, 0, a->cc_on);
-		if (a->tick) { /* a busy epoch, then one tick: credit mode if the policy uses it */
+		/* busy epochs, then a tick each: credit mode if the policy uses it
+		 * (tick 1), a CONGESTED route (tick 2: an RNR completion per epoch) */
+		for (int e = 0; e < a->tick; e++) {
 			struct timespec ts;
 			a->fn(&cg_lane, 1000);
+			if (a->tick == 2)
+				mcc_bench_rnr(&cg_lane);
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			b.ops->tick(b.ctx, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+		}
+		if (a->tick)
 			a->fn(&cg_lane, 1000);
+		if (a->tick == 2 && mcc_bench_route_state(&b, &cg_lane) != MCC_PATH_CONGESTED) {
+			fprintf(stderr, "cgdriver: %s: the route is not CONGESTED\n", a->name);
+			return 3;
 		}
 	}
 	uint64_t posted = mcc_bench_cg_measured(a->fn, &cg_lane, n);

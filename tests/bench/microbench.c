@@ -19,6 +19,10 @@
  *                the timed run, as the monitor thread would run it: a busy,
  *                healthy domain may then serve slices from per-lane credit
  *                (modules/core), where without a tick it admits exactly
+ *   aimd-cong    aimd after two busy epochs with one RNR_RETRY_EXC_ERR each on
+ *                the route (receiver pressure): the route CONGESTED, admitting
+ *                exactly, its device HEALTHY in lane credit, every slice's
+ *                task seeing the congestion (the common congested case)
  * Thread configurations: 1T; 2T on one device+route (shared domains, one lane
  * each); 2T on separate devices/routes. Contexts: tight loop, and "ctx" with
  * ~150 ns of simulated per-WR work (anchors-cc.md B.2).
@@ -54,7 +58,8 @@ struct mb_arm {
 	const char *mode;   /* ini mode */
 	const char *module; /* expected module name */
 	int settle;
-	int tick; /* one control epoch (tick) after the warm-up: credit mode */
+	int tick; /* 1: one control epoch (tick) after the warm-up: credit mode;
+	           * 2: a CONGESTED route on a device in credit mode (mb_congest) */
 };
 
 static const struct mb_arm mb_arms[] = {
@@ -70,6 +75,8 @@ static const struct mb_arm mb_arms[] = {
 	{"aimd-wc", MB_VT, "enforce", "aimd", MCC_BENCH_COMPLETE, 0},
 	{"aimd-tick-rel", MB_VT, "enforce", "aimd", MCC_BENCH_RELEASE, 1},
 	{"aimd-tick-wc", MB_VT, "enforce", "aimd", MCC_BENCH_COMPLETE, 1},
+	{"aimd-cong-rel", MB_VT, "enforce", "aimd", MCC_BENCH_RELEASE, 2},
+	{"aimd-cong-wc", MB_VT, "enforce", "aimd", MCC_BENCH_COMPLETE, 2},
 };
 #define MB_NARMS (sizeof(mb_arms) / sizeof(mb_arms[0]))
 
@@ -237,6 +244,26 @@ static void mb_lanes_reset(const struct mb_cfg *c, uint32_t work_iters)
 	}
 }
 
+/* A CONGESTED route on a device in lane credit (mcc_bench_rnr). */
+static void mb_congest(const struct mb_cfg *c, const char *arm, struct mcc_bench_inst *b,
+                       mcc_bench_run_fn fn, uint64_t warm)
+{
+	for (int e = 0; e < 2; e++) {
+		mb_run(fn, warm, c->nthreads);
+		for (unsigned k = 0; k < c->nthreads; k++)
+			mcc_bench_rnr(&mb_lane_store[k]);
+		b->ops->tick(b->ctx, (uint64_t)mb_now());
+	}
+	for (unsigned k = 0; k < c->nthreads; k++) {
+		uint32_t st = mcc_bench_route_state(b, &mb_lane_store[k]);
+		if (st != MCC_PATH_CONGESTED) {
+			fprintf(stderr, "microbench: ANOMALY %s %s: route state %u, not CONGESTED\n",
+			        c->name, arm, st);
+			mb_anomalies++;
+		}
+	}
+}
+
 /* One timed run of one arm: fresh instance, warm-up, timed n. */
 static int mb_one(const struct mb_cfg *c, const struct mb_arm *a, int ctx, uint64_t n,
                   uint32_t work_iters, const char *dir, const char *module_dir, double *out)
@@ -260,8 +287,11 @@ static int mb_one(const struct mb_cfg *c, const struct mb_arm *a, int ctx, uint6
 	}
 	mcc_bench_run_fn fn = mb_fn(a, ctx);
 	mb_run(fn, n / 10 + 1, c->nthreads);
-	if (a->tick) { /* a busy epoch ends: the policy may switch to lane credit */
+	if (a->tick == 1) { /* a busy epoch ends: the policy may switch to lane credit */
 		b.ops->tick(b.ctx, (uint64_t)mb_now());
+		mb_run(fn, n / 10 + 1, c->nthreads);
+	} else if (a->tick == 2) {
+		mb_congest(c, a->name, &b, fn, n / 10 + 1);
 		mb_run(fn, n / 10 + 1, c->nthreads);
 	}
 	*out = mb_run(fn, n, c->nthreads);
