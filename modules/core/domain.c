@@ -1042,6 +1042,25 @@ static COLD int mixed_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p, 
 	return mixed_acquire(lane, p, rctl, dctl);
 }
 
+/* Neither both domains in credit nor both in exact mode, or a new
+ * generation or slice size: mixed, else the general path. Apart from
+ * mcc_core_try_acquire, whose own code the third mode would grow. */
+static NOINLINE int acquire_other(struct mcc_lane *lane, struct mcc_route *r, uint64_t bytes,
+                                  uint32_t generation, const struct mcc_task_ref *task,
+                                  struct mcc_permit *p)
+{
+	struct mcc_device *dv = atomic_load_explicit(&r->dev, ACQ);
+	uint64_t rctl = atomic_load_explicit(&r->d.ctl, ACQ);
+	uint64_t dctl = atomic_load_explicit(&dv->d.ctl, ACQ);
+	if (LIKELY(generation <= atomic_load_explicit(&r->d.generation, RLX) &&
+	           bytes <= atomic_load_explicit(&r->d.max_slice, RLX) && ctl_fast_admits(rctl) &&
+	           ctl_fast_admits(dctl))) {
+		permit_fill(p, r, dv, bytes, generation, task);
+		return mixed_acquire(lane, p, rctl, dctl);
+	}
+	return acquire_general(lane, r, bytes, generation, task, p);
+}
+
 int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t generation,
                          const struct mcc_task_ref *task, struct mcc_permit *p)
 {
@@ -1061,12 +1080,8 @@ int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t 
 			permit_fill(p, r, dv, bytes, generation, task);
 			return exact_acquire(lane, p, &r->d, &dv->d, bytes);
 		}
-		if (ctl_fast_admits(rctl) && ctl_fast_admits(dctl)) {
-			permit_fill(p, r, dv, bytes, generation, task);
-			return mixed_acquire(lane, p, rctl, dctl);
-		}
 	}
-	return acquire_general(lane, r, bytes, generation, task, p);
+	return acquire_other(lane, r, bytes, generation, task, p);
 }
 
 /* Settle `n` bytes into this lane's cached credit of both domains when

@@ -117,6 +117,8 @@ for arm, label in (("aimd-rel", "aimd pair (acquire + release NOT_POSTED) / floo
                    ("aimd-wc", "aimd pair (acquire + on_completion SUCCESS) / floor, exact mode"),
                    ("aimd-tick-rel", "aimd pair (release) / floor, after one tick (lane credit)"),
                    ("aimd-tick-wc", "aimd pair (completion) / floor, after one tick (lane credit)"),
+                   ("aimd-cong-rel", "aimd pair (release) / floor, route CONGESTED, device in lane credit"),
+                   ("aimd-cong-wc", "aimd pair (completion, congestion evidence) / floor, route CONGESTED, device in lane credit"),
                    ("observe-rel", "observe pair (release) / floor"),
                    ("observe-wc", "observe pair (completion) / floor"),
                    ("null-rel", "null pair (release) / floor"),

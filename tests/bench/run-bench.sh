@@ -73,7 +73,8 @@ if [ -n "${VALGRIND:-}" ]; then
 	# shellcheck disable=SC2086
 	VALGRIND=$VALGRIND PYTHON=${PYTHON:-python3} sh "$SRC/tests/bench/cgcount.sh" \
 		-d "$B/tests/bench/cgdriver" -m "$MOD" -n "$n" $lflag -o "$OUT/callgrind.tsv" \
-		floor floor-add compile-out off null-rel null-wc observe-rel observe-wc aimd-rel aimd-wc aimd-tick-rel aimd-tick-wc ||
+		floor floor-add compile-out off null-rel null-wc observe-rel observe-wc aimd-rel aimd-wc aimd-tick-rel aimd-tick-wc \
+		aimd-cong-rel aimd-cong-wc ||
 		say "callgrind step failed"
 else
 	say "callgrind skipped: valgrind not found by configure"

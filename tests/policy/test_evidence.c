@@ -356,6 +356,32 @@ static void test_evidence_defer_storm_is_recorded_once_per_epoch(void)
 	th_free(f.h);
 }
 
+/* A lane skips the success check of a task it just checked while no
+ * evidence was raised anywhere since; evidence raised for that task after
+ * its success is resolved by its next success all the same. */
+static void test_evidence_raised_after_a_success_is_resolved_by_the_next(void)
+{
+	struct mcc_config_v1 c = one_slice();
+	struct fix f = fx(&c);
+	struct mcc_permit filler = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	defer(f.h, f.r, 20, 2, 0); /* another task's evidence: successes are checked */
+	success(f.h, f.r2, 20, 1, 0);
+	success(f.h, f.r2, 20, 1, 0); /* nothing new: skipped */
+	CU_ASSERT_EQUAL(th_query(f.h, 20, 1, 0, NULL), MCC_TASK_UNKNOWN); /* no evidence */
+	defer(f.h, f.r, 20, 1, 0);
+	CU_ASSERT_EQUAL(th_query(f.h, 20, 1, 0, NULL), MCC_TASK_CONGESTED);
+	success(f.h, f.r2, 20, 1, 0);
+	CU_ASSERT_EQUAL(th_query(f.h, 20, 1, 0, NULL), MCC_TASK_NORMAL);
+	defer(f.h, f.r, 20, 1, 0); /* again, the same epoch (lane dedupe reset) */
+	CU_ASSERT_EQUAL(th_query(f.h, 20, 1, 0, NULL), MCC_TASK_CONGESTED);
+	success(f.h, f.r2, 20, 1, 0);
+	CU_ASSERT_EQUAL(th_query(f.h, 20, 1, 0, NULL), MCC_TASK_NORMAL);
+	CU_ASSERT_EQUAL(th_query(f.h, 20, 2, 0, NULL), MCC_TASK_CONGESTED);
+	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
+	th_free(f.h);
+}
+
 static CU_pSuite t_init_evidence_tests(void)
 {
 	CU_pSuite s = CU_add_suite("policy_evidence", NULL, NULL);
@@ -375,6 +401,7 @@ static CU_pSuite t_init_evidence_tests(void)
 	MCC_CU_ADD(s, test_query_is_a_pure_read);
 	MCC_CU_ADD(s, test_suspect_or_probing_alone_does_not_change_task_state);
 	MCC_CU_ADD(s, test_evidence_defer_storm_is_recorded_once_per_epoch);
+	MCC_CU_ADD(s, test_evidence_raised_after_a_success_is_resolved_by_the_next);
 	return s;
 }
 

@@ -639,6 +639,71 @@ static void test_feedback_counts_exact_across_lane_caches(void)
 	th_free(h);
 }
 
+/* A CONGESTED route (exact admission) on a busy, HEALTHY device (lane
+ * credit), the usual congested case: the mixed fast path holds the route's
+ * window exactly, a refusal gives the device's credit back, and settling by
+ * release and by completion, on the posting lane and another, leaves every
+ * counter at zero with each admission and completion counted once. */
+static void test_mixed_congested_route_on_credit_device_exact(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *a = th_route(h, d, 1, 1, 0, 1), *b = th_route(h, d, 2, 1, 0, 1);
+	for (int e = 0; e < 3; e++) { /* b keeps the device busy, a's receiver pushes back */
+		th_push(h, b, 64, 64 * KiB, 1);
+		th_pop(h, 64, IBV_WC_SUCCESS);
+		th_push(h, a, 1, 64 * KiB, 1);
+		th_pop(h, 1, IBV_WC_RNR_RETRY_EXC_ERR);
+		th_tick(h);
+	}
+	CU_ASSERT_EQUAL_FATAL(th_rstate(h, a), MCC_PATH_CONGESTED);
+	CU_ASSERT_EQUAL(th_dstate(h, d), MCC_PATH_HEALTHY);
+	struct mcc_domain_stats rs0 = th_rs(h, a), ds0 = th_ds(h, d);
+	uint64_t w = rs0.window_bytes;
+	CU_ASSERT_FATAL(w >= 64 * KiB && w < 16 * MiB && w % (64 * KiB) == 0);
+	static struct mcc_permit p[256];
+	unsigned n = 0;
+	while (n < 256) {
+		p[n] = (struct mcc_permit)MCC_PERMIT_INIT;
+		if (th_acq_simple(h, a, 64 * KiB, &p[n]) != MCC_ADMIT)
+			break;
+		n++;
+	}
+	CU_ASSERT_EQUAL(n, w / (64 * KiB)); /* the route's window, exactly */
+	CU_ASSERT_EQUAL(th_rs(h, a).inflight_bytes, w);
+	CU_ASSERT(th_ds(h, d).inflight_bytes > w); /* the device lends from lane credit */
+	struct mcc_permit q = MCC_PERMIT_INIT; /* the device still admits on b */
+	CU_ASSERT_EQUAL(th_acq_simple(h, b, 64 * KiB, &q), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_rel(h, &q, 64 * KiB, MCC_REL_NOT_POSTED), 0);
+	mcc_lane *poller = open_lane(h, 3);
+	unsigned cmp = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (i % 3 == 0) {
+			CU_ASSERT_EQUAL(th_rel(h, &p[i], 64 * KiB, MCC_REL_NOT_POSTED), 0);
+		} else if (i % 3 == 1) {
+			th_wc(h, &p[i], IBV_WC_SUCCESS, 0);
+			cmp++;
+		} else {
+			struct mcc_completion wc = { sizeof(wc), 0, 0, 1, 0, 0, 0, 0, 0 };
+			h->ops->on_completion(poller, &p[i], &wc);
+			cmp++;
+		}
+		CU_ASSERT_EQUAL(p[i].flags & MCC_PERMIT_F_LIVE, 0);
+	}
+	h->ops->lane_close(h->ctx, poller);
+	th_tick(h);
+	struct mcc_domain_stats rs = th_rs(h, a), ds = th_ds(h, d);
+	CU_ASSERT_EQUAL(rs.inflight_bytes, 0);
+	CU_ASSERT_EQUAL(rs.admits, rs0.admits + n);
+	CU_ASSERT_EQUAL(rs.completions, rs0.completions + cmp);
+	CU_ASSERT_EQUAL(rs.completed_bytes, rs0.completed_bytes + cmp * 64 * KiB);
+	CU_ASSERT_EQUAL(rs.defers, rs0.defers + 1);
+	CU_ASSERT_EQUAL(ds.admits, ds0.admits + n + 1);
+	CU_ASSERT_EQUAL(ds.completions, ds0.completions + cmp);
+	CU_ASSERT_EQUAL(rs.double_release + ds.double_release, 0);
+	th_free(h);
+}
+
 static CU_pSuite t_init_permit_tests(void)
 {
 	CU_pSuite s = CU_add_suite("policy_permit", NULL, NULL);
@@ -666,6 +731,7 @@ static CU_pSuite t_init_permit_tests(void)
 	MCC_CU_ADD(s, test_lane_open_rejects_duplicate_and_out_of_range);
 	MCC_CU_ADD(s, test_permit_settled_on_another_lane);
 	MCC_CU_ADD(s, test_feedback_counts_exact_across_lane_caches);
+	MCC_CU_ADD(s, test_mixed_congested_route_on_credit_device_exact);
 	return s;
 }
 
