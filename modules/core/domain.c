@@ -755,6 +755,12 @@ static COLD void error_feedback(struct mcc_lane *lane, struct mcc_permit *p,
 	}
 }
 
+/* Some task holds evidence or has some pending: successes are checked. */
+static inline bool ev_active(const struct mcc_lane *lane)
+{
+	return atomic_load_explicit(&lane->core->ev_active, RLX) != 0;
+}
+
 /* Either domain CONGESTED (credit mode implies HEALTHY). */
 static inline bool ctl_congested(uint64_t rctl, uint64_t dctl)
 {
@@ -800,7 +806,7 @@ static NOINLINE void completion_general(struct mcc_lane *lane, struct mcc_permit
 	fb_completion(&lr->fb, n, lat);
 	if (UNLIKELY(p->flags & MCC_PERMIT_F_PROBE))
 		probe_success(p, rctl, dctl);
-	if (UNLIKELY(atomic_load_explicit(&lane->core->ev_active, RLX) != 0))
+	if (UNLIKELY(ev_active(lane)))
 		mcc_ev_success(lane, &p->task, gen);
 	if (UNLIKELY(ctl_congested(rctl, dctl) && mcc_task_is_set(&p->task)))
 		congestion_feedback(lane, p, rctl, gen, wc->complete_ns);
@@ -1168,11 +1174,6 @@ int mcc_core_release(mcc_lane *lane, struct mcc_permit *p, uint64_t bytes, uint3
 	return release_general(lane, p, bytes, reason);
 }
 
-static inline bool ev_active(const struct mcc_lane *lane)
-{
-	return atomic_load_explicit(&lane->core->ev_active, RLX) != 0;
-}
-
 /* The tail of a successful fast-path completion while some task holds
  * evidence or a domain is CONGESTED, in completion_general's order: the
  * success record (it may resolve the task's older evidence), then the
@@ -1206,7 +1207,6 @@ static NOINLINE void credit_complete(struct mcc_lane *lane, struct mcc_permit *p
 	}
 	completion_general(lane, p, wc);
 }
-
 
 /* The rest of pend_completion() when the lane's pending pair is another
  * pair's. */
