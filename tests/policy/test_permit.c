@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <infiniband/verbs.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "cu_driver.h"
@@ -639,42 +640,34 @@ static void test_feedback_counts_exact_across_lane_caches(void)
 	th_free(h);
 }
 
-/* A CONGESTED route (exact admission) on a busy, HEALTHY device (lane
- * credit), the usual congested case: the mixed fast path holds the route's
- * window exactly, a refusal gives the device's credit back, and settling by
- * release and by completion, on the posting lane and another, leaves every
- * counter at zero with each admission and completion counted once. */
-static void test_mixed_congested_route_on_credit_device_exact(void)
+/* Through the mixed fast path (one domain exact, the other in lane
+ * credit): fill route `r` to the window of its exact domain, check that
+ * `other` (a route of the same device, or NULL) still admits, then settle
+ * every permit by release and by completion, on the posting lane and on
+ * another, and check that each admission and completion counted once and
+ * nothing stayed in flight. */
+static void mixed_fill_and_settle(struct th *h, mcc_route *r, mcc_device *d, bool route_exact,
+                                  mcc_route *other)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *a = th_route(h, d, 1, 1, 0, 1), *b = th_route(h, d, 2, 1, 0, 1);
-	for (int e = 0; e < 3; e++) { /* b keeps the device busy, a's receiver pushes back */
-		th_push(h, b, 64, 64 * KiB, 1);
-		th_pop(h, 64, IBV_WC_SUCCESS);
-		th_push(h, a, 1, 64 * KiB, 1);
-		th_pop(h, 1, IBV_WC_RNR_RETRY_EXC_ERR);
-		th_tick(h);
-	}
-	CU_ASSERT_EQUAL_FATAL(th_rstate(h, a), MCC_PATH_CONGESTED);
-	CU_ASSERT_EQUAL(th_dstate(h, d), MCC_PATH_HEALTHY);
-	struct mcc_domain_stats rs0 = th_rs(h, a), ds0 = th_ds(h, d);
-	uint64_t w = rs0.window_bytes;
+	struct mcc_domain_stats rs0 = th_rs(h, r), ds0 = th_ds(h, d);
+	uint64_t w = route_exact ? rs0.window_bytes : ds0.window_bytes;
 	CU_ASSERT_FATAL(w >= 64 * KiB && w < 16 * MiB && w % (64 * KiB) == 0);
 	static struct mcc_permit p[256];
 	unsigned n = 0;
 	while (n < 256) {
 		p[n] = (struct mcc_permit)MCC_PERMIT_INIT;
-		if (th_acq_simple(h, a, 64 * KiB, &p[n]) != MCC_ADMIT)
+		if (th_acq_simple(h, r, 64 * KiB, &p[n]) != MCC_ADMIT)
 			break;
 		n++;
 	}
-	CU_ASSERT_EQUAL(n, w / (64 * KiB)); /* the route's window, exactly */
-	CU_ASSERT_EQUAL(th_rs(h, a).inflight_bytes, w);
-	CU_ASSERT(th_ds(h, d).inflight_bytes > w); /* the device lends from lane credit */
-	struct mcc_permit q = MCC_PERMIT_INIT; /* the device still admits on b */
-	CU_ASSERT_EQUAL(th_acq_simple(h, b, 64 * KiB, &q), MCC_ADMIT);
-	CU_ASSERT_EQUAL(th_rel(h, &q, 64 * KiB, MCC_REL_NOT_POSTED), 0);
+	CU_ASSERT_EQUAL(n, w / (64 * KiB)); /* the exact domain's window, exactly */
+	CU_ASSERT_EQUAL(route_exact ? th_rs(h, r).inflight_bytes : th_ds(h, d).inflight_bytes, w);
+	CU_ASSERT((route_exact ? th_ds(h, d).inflight_bytes : th_rs(h, r).inflight_bytes) >= w);
+	if (other) { /* the refusal gave the device's credit back */
+		struct mcc_permit q = MCC_PERMIT_INIT;
+		CU_ASSERT_EQUAL(th_acq_simple(h, other, 64 * KiB, &q), MCC_ADMIT);
+		CU_ASSERT_EQUAL(th_rel(h, &q, 64 * KiB, MCC_REL_NOT_POSTED), 0);
+	}
 	mcc_lane *poller = open_lane(h, 3);
 	unsigned cmp = 0;
 	for (unsigned i = 0; i < n; i++) {
@@ -692,15 +685,56 @@ static void test_mixed_congested_route_on_credit_device_exact(void)
 	}
 	h->ops->lane_close(h->ctx, poller);
 	th_tick(h);
-	struct mcc_domain_stats rs = th_rs(h, a), ds = th_ds(h, d);
-	CU_ASSERT_EQUAL(rs.inflight_bytes, 0);
+	struct mcc_domain_stats rs = th_rs(h, r), ds = th_ds(h, d);
+	/* the exact domain holds nothing; the other at most the credit the
+	 * posting lane still caches (one chunk, 1 MiB at most) */
+	CU_ASSERT_EQUAL((route_exact ? rs : ds).inflight_bytes, 0);
+	CU_ASSERT((route_exact ? ds : rs).inflight_bytes <= 1 * MiB);
 	CU_ASSERT_EQUAL(rs.admits, rs0.admits + n);
 	CU_ASSERT_EQUAL(rs.completions, rs0.completions + cmp);
 	CU_ASSERT_EQUAL(rs.completed_bytes, rs0.completed_bytes + cmp * 64 * KiB);
-	CU_ASSERT_EQUAL(rs.defers, rs0.defers + 1);
-	CU_ASSERT_EQUAL(ds.admits, ds0.admits + n + 1);
+	CU_ASSERT_EQUAL((route_exact ? rs : ds).defers, (route_exact ? rs0 : ds0).defers + 1);
+	CU_ASSERT_EQUAL(ds.admits, ds0.admits + n + (other ? 1 : 0));
 	CU_ASSERT_EQUAL(ds.completions, ds0.completions + cmp);
 	CU_ASSERT_EQUAL(rs.double_release + ds.double_release, 0);
+}
+
+/* A CONGESTED route (exact admission) on a busy, HEALTHY device (lane
+ * credit), the usual congested case. */
+static void test_mixed_congested_route_on_credit_device_exact(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *a = th_route(h, d, 1, 1, 0, 1), *b = th_route(h, d, 2, 1, 0, 1);
+	for (int e = 0; e < 3; e++) { /* b keeps the device busy, a's receiver pushes back */
+		th_push(h, b, 64, 64 * KiB, 1);
+		th_pop(h, 64, IBV_WC_SUCCESS);
+		th_push(h, a, 1, 64 * KiB, 1);
+		th_pop(h, 1, IBV_WC_RNR_RETRY_EXC_ERR);
+		th_tick(h);
+	}
+	CU_ASSERT_EQUAL_FATAL(th_rstate(h, a), MCC_PATH_CONGESTED);
+	CU_ASSERT_EQUAL(th_dstate(h, d), MCC_PATH_HEALTHY);
+	mixed_fill_and_settle(h, a, d, true, b);
+	th_free(h);
+}
+
+/* The other way round: a CONGESTED device (its backlog keeps growing) under
+ * a busy, HEALTHY route in lane credit. */
+static void test_mixed_congested_device_under_credit_route_exact(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	for (int e = 0; e < 3; e++) {
+		th_sig(h, MCC_SIG_BACKLOG, d, NULL, 0, 0, 1, 0, (uint64_t)(e + 1) * MiB, 0);
+		th_push(h, r, 64, 64 * KiB, 1);
+		th_pop(h, 64, IBV_WC_SUCCESS);
+		th_tick(h);
+	}
+	CU_ASSERT_EQUAL_FATAL(th_dstate(h, d), MCC_PATH_CONGESTED);
+	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_HEALTHY);
+	mixed_fill_and_settle(h, r, d, false, NULL);
 	th_free(h);
 }
 
@@ -732,6 +766,7 @@ static CU_pSuite t_init_permit_tests(void)
 	MCC_CU_ADD(s, test_permit_settled_on_another_lane);
 	MCC_CU_ADD(s, test_feedback_counts_exact_across_lane_caches);
 	MCC_CU_ADD(s, test_mixed_congested_route_on_credit_device_exact);
+	MCC_CU_ADD(s, test_mixed_congested_device_under_credit_route_exact);
 	return s;
 }
 
