@@ -309,7 +309,7 @@ static void aimd(struct mcc_core *core, struct mcc_dom *d, uint32_t st, bool hig
  * time S since the domain last delivered (or held nothing) plus the
  * in-flight bytes at the rate measured then, S + B / R_then. Without the
  * cap a 0.3 s completion gap (a descheduled poller, a TCG guest) read as
- * 10 s of drain; with it a long gap grows linearly.
+ * 11 s of drain; with it a long gap grows linearly.
  * By Little's law both describe the same average backlog B = R x D. Part of
  * D is the local NIC serialising what the host posted: at line rate C the
  * device's backlog takes B_dev / C to leave the host however healthy the
