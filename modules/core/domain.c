@@ -767,6 +767,31 @@ static inline bool ctl_congested(uint64_t rctl, uint64_t dctl)
 	return mcc_ctl_state(rctl) == MCC_PATH_CONGESTED || mcc_ctl_state(dctl) == MCC_PATH_CONGESTED;
 }
 
+/* The tail of a successful completion while some task holds evidence or a
+ * domain is CONGESTED (every path's, the fast ones in a cold call): the
+ * success record (it may resolve the task's older evidence), then the
+ * congestion evidence (states as of now: a tick in between moves the
+ * evidence to the next completion, as if this one were polled later). */
+static COLD void completion_evidence(struct mcc_lane *lane, struct mcc_permit *p,
+                                     const struct mcc_completion *wc)
+{
+	uint32_t gen = wc->generation ? wc->generation : p->generation;
+	if (ev_active(lane))
+		mcc_ev_success(lane, &p->task, gen);
+	uint64_t rctl = atomic_load_explicit(&p->route->d.ctl, RLX);
+	if (ctl_congested(rctl, atomic_load_explicit(&p->device->d.ctl, RLX)) &&
+	    mcc_task_is_set(&p->task))
+		congestion_feedback(lane, p, rctl, gen, wc->complete_ns);
+}
+
+/* The WC when completion_evidence() has work, else NULL. */
+static inline const struct mcc_completion *evidence_of(struct mcc_lane *lane,
+                                                       const struct mcc_completion *wc,
+                                                       uint64_t rctl, uint64_t dctl)
+{
+	return ctl_congested(rctl, dctl) || ev_active(lane) ? wc : NULL;
+}
+
 static NOINLINE void completion_general(struct mcc_lane *lane, struct mcc_permit *p,
                                         const struct mcc_completion *wc)
 {
@@ -806,10 +831,8 @@ static NOINLINE void completion_general(struct mcc_lane *lane, struct mcc_permit
 	fb_completion(&lr->fb, n, lat);
 	if (UNLIKELY(p->flags & MCC_PERMIT_F_PROBE))
 		probe_success(p, rctl, dctl);
-	if (UNLIKELY(ev_active(lane)))
-		mcc_ev_success(lane, &p->task, gen);
-	if (UNLIKELY(ctl_congested(rctl, dctl) && mcc_task_is_set(&p->task)))
-		congestion_feedback(lane, p, rctl, gen, wc->complete_ns);
+	if (UNLIKELY(evidence_of(lane, wc, rctl, dctl) != NULL))
+		completion_evidence(lane, p, wc);
 }
 
 /* ---------------------------------------------------------------- fast path */
@@ -1174,23 +1197,6 @@ int mcc_core_release(mcc_lane *lane, struct mcc_permit *p, uint64_t bytes, uint3
 	return release_general(lane, p, bytes, reason);
 }
 
-/* The tail of a successful fast-path completion while some task holds
- * evidence or a domain is CONGESTED, in completion_general's order: the
- * success record (it may resolve the task's older evidence), then the
- * congestion evidence (states as of now: a tick in between moves the
- * evidence to the next completion, as if this one were polled later). */
-static COLD void completion_evidence(struct mcc_lane *lane, struct mcc_permit *p,
-                                     const struct mcc_completion *wc)
-{
-	uint32_t gen = wc->generation ? wc->generation : p->generation;
-	if (ev_active(lane))
-		mcc_ev_success(lane, &p->task, gen);
-	uint64_t rctl = atomic_load_explicit(&p->route->d.ctl, RLX);
-	if (ctl_congested(rctl, atomic_load_explicit(&p->device->d.ctl, RLX)) &&
-	    mcc_task_is_set(&p->task))
-		congestion_feedback(lane, p, rctl, gen, wc->complete_ns);
-}
-
 /* A successful completion settled into cached credit. */
 static NOINLINE void credit_complete(struct mcc_lane *lane, struct mcc_permit *p,
                                      const struct mcc_completion *wc, uint64_t n, uint64_t rctl,
@@ -1240,14 +1246,6 @@ pend_completion(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n, uint64_
 	fb_completion(&e->fb, n, lat);
 	if (UNLIKELY(slow != NULL))
 		completion_evidence(lane, p, slow);
-}
-
-/* The WC when completion_evidence() has work, else NULL. */
-static inline const struct mcc_completion *evidence_of(struct mcc_lane *lane,
-                                                       const struct mcc_completion *wc,
-                                                       uint64_t rctl, uint64_t dctl)
-{
-	return ctl_congested(rctl, dctl) || ev_active(lane) ? wc : NULL;
 }
 
 /* A successful completion settling `n` bytes of a permit whose domains are
