@@ -46,7 +46,7 @@ binid() {
 	sum=$(sha256sum "$1" | cut -c1-16)
 	kv "bin:${1#"$B"/}" "${bid:-no-build-id} / sha256:$sum"
 }
-for f in "$B/tests/bench/microbench" "$B/tests/bench/cgdriver" "$B"/host_stubs/libmcc/.libs/libmcc.so \
+for f in "$B/tests/bench/microbench" "$B/tests/bench/cgdriver" "$B"/plugin_api/.libs/libmcc.so \
 	"$MOD"/*.so; do
 	binid "$f"
 done

@@ -18,7 +18,7 @@ set -u
 : "${FUZZ_TARGETS:=fuzz_config fuzz_classify fuzz_events}"
 : "${FUZZ_SRCDIR:?}" "${FUZZ_OUT:?}" "${FUZZ_EXTRA:=}"
 : "${FUZZ_LIBS:=}" "${FUZZ_CPPFLAGS:=}"
-LIBMCC_CPPFLAGS="-I$FUZZ_SRCDIR/host_stubs/libmcc -DMCC_NULL_BUILTIN"
+LIBMCC_CPPFLAGS="-I$FUZZ_SRCDIR/plugin_api -DMCC_NULL_BUILTIN"
 MODULE_CPPFLAGS="-I$FUZZ_SRCDIR/modules/core"
 : "${FUZZ_DEFS:=}" "${CLASSIFY_SRCS:=modules/core/classify.c}"
 

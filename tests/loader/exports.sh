@@ -10,7 +10,7 @@
 
 moddir=$MCC_TEST_BUILDDIR/modules/.libs
 baddir=$MCC_TEST_BUILDDIR/tests/loader/bad/.libs
-libmcc=$MCC_TEST_BUILDDIR/host_stubs/libmcc/.libs/libmcc.so
+libmcc=$MCC_TEST_BUILDDIR/plugin_api/.libs/libmcc.so
 
 defined() {
 	$NM -D --defined-only "$1" | awk 'NF >= 3 { print $3 }' | sed 's/@.*//' | sort -u
