@@ -256,10 +256,13 @@ static int check_descriptor(const struct mcc_policy_v1 *d, const char *want, cha
 		     MCC_ABI_MAJOR(MCC_POLICY_ABI_V1));
 		return -EPROTO;
 	}
-	if (d->struct_size < sizeof(struct mcc_policy_v1)) {
+	/* Against the frozen v1.0 size, never sizeof() of this header: a module
+	 * built against an older minor keeps loading after members are appended
+	 * (normalise() copies what it has and fills the rest). */
+	if (d->struct_size < MCC_POLICY_V1_0_SIZE) {
 		msgf(why, len,
-		     "descriptor struct_size %u is smaller than the v1.0 descriptor (%zu bytes)",
-		     d->struct_size, sizeof(struct mcc_policy_v1));
+		     "descriptor struct_size %u is smaller than the v1.0 descriptor (%u bytes)",
+		     d->struct_size, MCC_POLICY_V1_0_SIZE);
 		return -EPROTO;
 	}
 	if (!d->name) {

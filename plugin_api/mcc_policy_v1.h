@@ -640,6 +640,32 @@ struct mcc_policy_v1 {
 #endif
 #define MCC_POLICY_V1_DEFINE MCC_EXPORT const struct mcc_policy_v1 mcc_policy_v1
 
+/* ------------------------------------------------------------ frozen sizes */
+
+/* The size of every struct that crosses the boundary, frozen per minor
+ * version. A receiver checks a peer's struct_size against the size of the
+ * minor that introduced the struct, never against sizeof() of its own header
+ * (a v1.0 producer must keep working with a v1.1 consumer), and reads a
+ * member appended by a later minor only when MCC_HAS_MEMBER() says the
+ * producer's struct_size covers it. Members are only ever appended; a minor
+ * that appends one adds its own MCC_*_V1_<minor>_SIZE line here.
+ * The permit is the exception: hosts allocate it and the module writes all
+ * of it, so it never grows within major 1 (MCC_PERMIT_INIT sets struct_size
+ * to MCC_PERMIT_V1_SIZE; try_acquire rejects a smaller one with -EINVAL). */
+#define MCC_POLICY_V1_0_SIZE 200u     /* struct mcc_policy_v1 (module descriptor) */
+#define MCC_HOST_V1_0_SIZE 64u        /* struct mcc_host_v1 */
+#define MCC_CONFIG_V1_0_SIZE 112u     /* struct mcc_config_v1 */
+#define MCC_INIT_OUT_V1_0_SIZE 24u    /* struct mcc_init_out_v1 */
+#define MCC_DEVICE_DESC_V1_0_SIZE 32u /* struct mcc_device_desc */
+#define MCC_ROUTE_DESC_V1_0_SIZE 40u  /* struct mcc_route_desc */
+#define MCC_LANE_DESC_V1_0_SIZE 16u   /* struct mcc_lane_desc */
+#define MCC_COMPLETION_V1_0_SIZE 48u  /* struct mcc_completion */
+#define MCC_ASYNC_EVENT_V1_0_SIZE 48u /* struct mcc_async_event */
+#define MCC_SIGNAL_V1_0_SIZE 88u      /* struct mcc_signal */
+#define MCC_TASK_DETAIL_V1_0_SIZE 184u /* struct mcc_task_detail */
+#define MCC_DOMAIN_STATS_V1_0_SIZE 168u /* struct mcc_domain_stats */
+#define MCC_PERMIT_V1_SIZE 72u        /* struct mcc_permit: never grows in major 1 */
+
 /* ------------------------------------------------------------ frozen layout */
 #if defined(__cplusplus)
 #define MCC_STATIC_ASSERT static_assert
@@ -655,20 +681,25 @@ MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, init) == 40, "v1 layout");
 MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, try_acquire) == 112, "v1 layout");
 MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, tick) == 160, "v1 layout");
 MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, dump) == 192, "v1 layout");
-MCC_STATIC_ASSERT(sizeof(struct mcc_policy_v1) == 200, "v1.0 size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_permit) == 72, "permit size");
+/* sizeof() equals the V1_0 size until a minor appends a member; then the
+ * assert names the last v1.0 member instead, as the descriptor's does. */
+MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, dump) + sizeof(void (*)(void)) ==
+                      MCC_POLICY_V1_0_SIZE, "v1.0 size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_permit) == MCC_PERMIT_V1_SIZE, "permit size");
 MCC_STATIC_ASSERT(offsetof(struct mcc_permit, bytes) == 24, "permit layout");
 MCC_STATIC_ASSERT(offsetof(struct mcc_permit, task) == 40, "permit layout");
-MCC_STATIC_ASSERT(sizeof(struct mcc_completion) == 48, "completion size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_async_event) == 48, "async event size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_signal) == 88, "signal size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_completion) == MCC_COMPLETION_V1_0_SIZE, "completion size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_async_event) == MCC_ASYNC_EVENT_V1_0_SIZE, "async size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_signal) == MCC_SIGNAL_V1_0_SIZE, "signal size");
 MCC_STATIC_ASSERT(sizeof(struct mcc_task_ref) == 24, "task ref size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_task_detail) == 184, "task detail size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_domain_stats) == 168, "domain stats size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_host_v1) == 64, "host table size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_config_v1) == 112, "config size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_device_desc) == 32, "device desc size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_route_desc) == 40, "route desc size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_task_detail) == MCC_TASK_DETAIL_V1_0_SIZE, "detail size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_domain_stats) == MCC_DOMAIN_STATS_V1_0_SIZE, "stats size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_host_v1) == MCC_HOST_V1_0_SIZE, "host table size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_config_v1) == MCC_CONFIG_V1_0_SIZE, "config size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_device_desc) == MCC_DEVICE_DESC_V1_0_SIZE, "dev desc size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_route_desc) == MCC_ROUTE_DESC_V1_0_SIZE, "route desc size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_init_out_v1) == MCC_INIT_OUT_V1_0_SIZE, "init out size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_lane_desc) == MCC_LANE_DESC_V1_0_SIZE, "lane desc size");
 #endif
 
 #ifdef __cplusplus

@@ -1,0 +1,22 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# append-v1_1.sh PLUGIN_API_DIR OUTDIR - write a "v1.1" copy of libmcc's
+# sources to OUTDIR: mcc_policy_v1.h with one callback appended to struct
+# mcc_policy_v1, and loader.c taught about it, exactly as a v1.1 change
+# would be written (a FILL() line; the size assert names the new last
+# member). tests/abi/test_append links this copy and must keep loading a
+# module built against the v1.0 header snapshot.
+set -eu
+in=$1 out=$2
+mkdir -p "$out"
+for f in mcc_loader.h mcc_internal.h config.c names.c; do cp "$in/$f" "$out/$f"; done
+awk '
+	/^struct mcc_policy_v1 \{/ { inside = 1 }
+	inside && /^\};/ { print "\tvoid (*appended_v1_1)(void); /* test-only v1.1 member */"; inside = 0 }
+	{ print }
+' "$in/mcc_policy_v1.h" >"$out/mcc_policy_v1.h"
+sed -e 's/^\tFILL(dump);$/\tFILL(dump);\n\tFILL(appended_v1_1);/' \
+    -e 's/offsetof(struct mcc_policy_v1, dump)/offsetof(struct mcc_policy_v1, appended_v1_1)/' \
+    -e 's/->dump),$/->appended_v1_1),/' "$in/loader.c" >"$out/loader.c"
+grep -q 'appended_v1_1' "$out/mcc_policy_v1.h" && grep -q 'FILL(appended_v1_1)' "$out/loader.c" ||
+	{ echo "append-v1_1.sh: could not append (struct or loader.c changed shape)" >&2; exit 1; }

@@ -1,0 +1,708 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mcc_policy_v1.h - the congestion-control policy module ABI, major version 1.
+ *
+ * THIS HEADER IS THE SPECIFICATION. It is frozen once released: members are
+ * only ever appended (bumping the minor), never reordered, retyped or removed.
+ * A breaking change is a new header mcc_policy_v2.h and a new symbol.
+ *
+ * A policy module is a shared object that exports exactly one data symbol,
+ *
+ *     const struct mcc_policy_v1 mcc_policy_v1;
+ *
+ * (use MCC_POLICY_V1_DEFINE below) and nothing else. Nothing of the module
+ * runs at dlopen time: no constructors. The host (libmcc, see mcc_loader.h)
+ * checks the descriptor (name, major, struct_size, MCC_CAP_THREAD_SAFE and a
+ * non-NULL init are required), fills every other NULL or absent callback
+ * with the null module's, and calls init(). After that the engine calls the module at the
+ * points of the RFC "Shared low-overhead RDMA congestion control for TE and
+ * TENT" (Mooncake #4162):
+ *
+ *   engine point                         callback            thread
+ *   ----------------------------------   -----------------   -----------------
+ *   worker construction                  init, lane_open     constructor
+ *   context / device created             device_open         constructor/monitor
+ *   endpoint to a remote NIC resolved    route_open          poster/submitter
+ *   local-NIC handoff                    route_rebind        poster/monitor
+ *   just before ibv_post_send            try_acquire         poster (lane)
+ *   WR not handed to hardware            release             poster (lane)
+ *   ibv_poll_cq returned a WC            on_completion       poller (lane)
+ *   teardown with no WC to come          release             owner of teardown
+ *   each poll pass                       poller_progress     poller (lane)
+ *   ibv_get_async_event                  on_async_event      monitor
+ *   non-WC signals (RFC third matrix)    on_signal           the signal's owner
+ *   control epoch                        tick                monitor
+ *   caller status query                  task_query          application
+ *   freeBatchID / tent_free_batch        batch_free          application
+ *   diagnostics                          domain_stats, dump  any
+ *
+ * Conventions for every callback:
+ *   - Errors: fallible callbacks return 0 or a negative errno (-EINVAL,
+ *     -ENOMEM, -ENOENT, -EALREADY, -EOPNOTSUPP, -EPROTO for ABI mismatch).
+ *     Only init() failing disables the module; any other error affects only
+ *     that call, and the host falls back to its own default for it.
+ *   - Ownership: every pointer passed in is borrowed for the duration of the
+ *     call; a module copies what it keeps (strings included). Handles the
+ *     module returns (mcc_lane, mcc_device, mcc_route, ctx) are owned by the
+ *     module and stay valid until the matching close/fini. Nothing is freed
+ *     across the boundary.
+ *   - Blocking: no callback may block, sleep or wait for I/O. The hot-path
+ *     callbacks (try_acquire, release, on_completion, poller_progress) take no
+ *     lock, make no system call, read no clock, allocate nothing and log
+ *     nothing; they reach per-thread state through the explicit lane handle,
+ *     never through thread-local storage.
+ *   - Concurrency: callbacks taking an mcc_lane are called by one thread at a
+ *     time per lane (the host serialises a lane), and concurrently across
+ *     lanes. All other callbacks may be called concurrently with each other
+ *     and with lane callbacks, from any host thread; the module synchronises
+ *     them (slow paths may lock).
+ *   - Modules log only through the host's log callback, never to stdout/err.
+ */
+#ifndef MCC_POLICY_V1_H
+#define MCC_POLICY_V1_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- versions */
+
+/* abi_version packs major << 16 | minor. */
+#define MCC_ABI(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xffffu))
+#define MCC_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
+#define MCC_ABI_MINOR(v) ((uint32_t)(v) & 0xffffu)
+#define MCC_POLICY_ABI_V1 MCC_ABI(1, 0)
+
+/* The one exported symbol of a v1 module. */
+#define MCC_POLICY_V1_SYMBOL "mcc_policy_v1"
+
+/* True when a struct received with size `size` contains member `m` of `type`:
+ * a member beyond the producer's struct_size is absent. */
+#define MCC_HAS_MEMBER(type, size, m) \
+	((size_t)(size) >= offsetof(type, m) + sizeof(((type *)0)->m))
+
+/* ------------------------------------------------------------ opaque handles */
+
+/* Defined by each module; the host only ever holds pointers. */
+typedef struct mcc_lane mcc_lane;     /* per engine worker thread (lane) */
+typedef struct mcc_device mcc_device; /* device domain: one local RDMA device */
+typedef struct mcc_route mcc_route;   /* route domain: local device -> remote NIC path */
+
+/* ------------------------------------------------------------------- enums */
+
+/* What the module runs as; the RFC's MC_ADAPTIVE_CC_MODE. */
+enum mcc_mode {
+	MCC_MODE_OFF = 0,     /* bypass policy and admission state (null module) */
+	MCC_MODE_OBSERVE = 1, /* record and compute, never defer or avoid */
+	MCC_MODE_ENFORCE = 2, /* apply byte admission and path quarantine */
+};
+
+/* try_acquire() result (its return value when >= 0). */
+enum mcc_decision {
+	MCC_ADMIT = 0, /* post now; the permit holds the reservation */
+	MCC_DEFER = 1, /* do not post; leave the slice in its transport queue */
+	MCC_AVOID = 2, /* do not post on this route; use the existing alternate
+	                * rail/transport; not a new hardware failure */
+};
+
+/* Internal path (domain) states of the RFC's state machine. */
+enum mcc_path_state {
+	MCC_PATH_HEALTHY = 0,
+	MCC_PATH_CONGESTED = 1,
+	MCC_PATH_SUSPECT = 2,
+	MCC_PATH_QUARANTINED = 3,
+	MCC_PATH_PROBING = 4,
+};
+
+/* Caller-visible task states (RFC "Caller Observability"). */
+enum mcc_task_state {
+	MCC_TASK_NORMAL = 0,
+	MCC_TASK_CONGESTED = 1,
+	MCC_TASK_LONG_UNAVAILABLE = 2,
+	MCC_TASK_UNKNOWN = 3,
+};
+
+/* Normalised signal classes (RFC WC matrix). */
+enum mcc_class {
+	MCC_CLASS_NONE = 0, /* no direct failure (e.g. PORT_ACTIVE, unknown async event) */
+	MCC_CLASS_SUCCESS = 1,
+	MCC_CLASS_CONGESTION = 2,
+	MCC_CLASS_RECEIVER_PRESSURE = 3,
+	MCC_CLASS_ROUTE_TIMEOUT = 4,
+	MCC_CLASS_LOCAL_CONFIGURATION = 5,
+	MCC_CLASS_REMOTE_METADATA = 6,
+	MCC_CLASS_DERIVED_FLUSH = 7,
+	MCC_CLASS_FATAL = 8,
+	MCC_CLASS_RECOVERY_HINT = 9, /* non-failure event: refresh, then require a probe */
+};
+
+/* Failure scopes (RFC "Failure Scope"), ordered narrow to wide. */
+enum mcc_scope {
+	MCC_SCOPE_NONE = 0,
+	MCC_SCOPE_OPERATION = 1,
+	MCC_SCOPE_QP = 2,
+	MCC_SCOPE_CQ = 3,
+	MCC_SCOPE_ROUTE = 4,
+	MCC_SCOPE_PORT = 5,
+	MCC_SCOPE_DEVICE = 6,
+};
+
+/* Evidence reasons recorded on tasks and reported by the detailed query. */
+enum mcc_reason {
+	MCC_REASON_NONE = 0,
+	MCC_REASON_BYTE_WINDOW = 1,         /* -> CONGESTED */
+	MCC_REASON_RECEIVER_PRESSURE = 2,   /* -> CONGESTED */
+	MCC_REASON_CONGESTION_FEEDBACK = 3, /* -> CONGESTED */
+	MCC_REASON_ROUTE_TIMEOUT = 4,       /* -> CONGESTED (before quarantine) */
+	MCC_REASON_PATH_QUARANTINED = 5,    /* -> LONG_UNAVAILABLE */
+	MCC_REASON_PROBE_FAILED = 6,        /* -> LONG_UNAVAILABLE */
+	MCC_REASON_NO_USABLE_PATH = 7,      /* -> LONG_UNAVAILABLE */
+	MCC_REASON_LOCAL_CONFIGURATION = 8, /* -> UNKNOWN */
+	MCC_REASON_REMOTE_METADATA = 9,     /* -> UNKNOWN */
+	MCC_REASON_DERIVED_FLUSH = 10,      /* -> UNKNOWN */
+	MCC_REASON_FATAL = 11,              /* -> UNKNOWN without path evidence */
+	MCC_REASON_GENERATION_CHANGED = 12, /* -> UNKNOWN */
+	MCC_REASON_POLLER_STALL = 13,       /* diagnostic only -> UNKNOWN */
+	MCC_REASON_CANCELLED = 14,          /* -> UNKNOWN */
+	MCC_REASON_CONTROL_PLANE = 15,      /* RPC failure, no congestion change -> UNKNOWN */
+	MCC_REASON_COUNT_ = 16
+};
+
+/* release() reasons: why reserved bytes come back without a WC. */
+enum mcc_release_reason {
+	MCC_REL_NOT_POSTED = 0,         /* static limit (QP/CQ depth) left it queued */
+	MCC_REL_POST_REJECTED = 1,      /* ibv_post_send refused the WR (bad_wr) */
+	MCC_REL_GENERATION_CHANGED = 2, /* endpoint replaced between acquire and post */
+	MCC_REL_CANCELLED = 3,          /* explicit cancellation of an unposted slice */
+	MCC_REL_RECLAIMED = 4,          /* posted, but the QP was torn down and no WC
+	                                 * will ever arrive for it */
+};
+
+/* Non-WC signals (RFC "Non-WC and Control-Plane Handling Matrix"). */
+enum mcc_signal_kind {
+	MCC_SIG_POST_REJECTED = 1,     /* sync ibv_post_send error; `error` = errno */
+	MCC_SIG_SOFT_DEADLINE = 2,     /* software completion deadline expired */
+	MCC_SIG_ENDPOINT_REBUILT = 3,  /* new endpoint generation on `route` */
+	MCC_SIG_METADATA_STALE = 4,    /* stale metadata/rkey/address/permission */
+	MCC_SIG_SEGMENT_RPC_FAILED = 5,/* read-only GetSegmentDesc RPC failed */
+	MCC_SIG_CONTROL_RPC_FAILED = 6,/* mutating notification/control RPC failed */
+	MCC_SIG_CANCELLED = 7,         /* explicit cancellation of a task */
+	MCC_SIG_ENDPOINT_RECLAIMED = 8,/* QP teardown / old-endpoint reclamation */
+	MCC_SIG_NO_USABLE_PATH = 9,    /* all RDMA rails to the peer unavailable */
+	MCC_SIG_CM_EVENT = 10,         /* rdma_cm event; `raw` = enum rdma_cm_event_type */
+	MCC_SIG_BACKLOG = 11,          /* host queue depth: `value0` queued bytes */
+	MCC_SIG_DEVICE_TELEMETRY = 12, /* `value0` posted bytes, `value1` completed
+	                                * bytes (cumulative), TENT DeviceSelector */
+	MCC_SIG_KIND_COUNT_ = 13
+};
+
+/* rdma_cm event numbers the RFC names (enum rdma_cm_event_type of librdmacm;
+ * repeated here so classification needs no librdmacm dependency). */
+#define MCC_RDMA_CM_EVENT_UNREACHABLE 7
+#define MCC_RDMA_CM_EVENT_DISCONNECTED 10
+#define MCC_RDMA_CM_EVENT_DEVICE_REMOVAL 11
+
+/* Module capabilities (mcc_policy_v1.caps). */
+#define MCC_CAP_ENFORCES (1ull << 0)      /* may return DEFER/AVOID */
+#define MCC_CAP_RECORDS (1ull << 1)       /* keeps a signal recorder (dump) */
+#define MCC_CAP_TASK_EVIDENCE (1ull << 2) /* answers task_query from evidence */
+#define MCC_CAP_THREAD_SAFE (1ull << 3)   /* honours the concurrency contract above;
+                                           * required: the host refuses a module
+                                           * without it */
+
+/* Host capabilities (mcc_host_v1.caps): what the engine can feed. */
+#define MCC_HOST_CAP_ASYNC_EVENTS (1ull << 0)
+#define MCC_HOST_CAP_CQ_IDENTITY (1ull << 1)
+#define MCC_HOST_CAP_POLLER_PROGRESS (1ull << 2)
+#define MCC_HOST_CAP_DEVICE_TELEMETRY (1ull << 3)
+#define MCC_HOST_CAP_RDMA_CM (1ull << 4)
+#define MCC_HOST_CAP_COMPLETION_TS (1ull << 5) /* completions carry timestamps */
+
+/* Log levels of mcc_host_v1.log. */
+enum mcc_log_level { MCC_LOG_ERROR = 0, MCC_LOG_WARN = 1, MCC_LOG_INFO = 2, MCC_LOG_DEBUG = 3 };
+
+/* ------------------------------------------------------------- host table */
+
+/* Given to init(); valid until fini() returns (the host keeps it alive). */
+struct mcc_host_v1 {
+	uint32_t abi_version; /* MCC_POLICY_ABI_V1 as the host knows it */
+	uint32_t struct_size; /* sizeof(struct mcc_host_v1) of the host */
+	const char *engine;   /* "te", "tent", or another engine's name */
+	uint64_t caps;        /* MCC_HOST_CAP_* */
+	/* Monotonic clock in ns; the only clock a module may read, and only off
+	 * the hot path. Tests inject a virtual clock here. Never NULL. */
+	uint64_t (*now_ns)(void *clock_arg);
+	void *clock_arg;
+	/* printf-style logging; thread-safe; never NULL. */
+	void (*log)(void *log_arg, int level, const char *fmt, ...)
+#if defined(__GNUC__)
+	    __attribute__((format(printf, 3, 4)))
+#endif
+	    ;
+	void *log_arg;
+	uint32_t max_lanes; /* upper bound on lane_open() calls */
+	uint32_t reserved0;
+};
+
+/* ------------------------------------------------------------ configuration */
+
+/* The validated configuration (RFC "Configuration"), parsed by the host from
+ * the ini file and MC_ADAPTIVE_CC_* environment variables. Every value is
+ * already range-checked. Borrowed for the duration of init(); copy it. */
+struct mcc_config_v1 {
+	uint32_t struct_size;
+	uint32_t mode; /* enum mcc_mode */
+	uint64_t min_window_bytes;
+	uint64_t max_window_bytes;
+	uint64_t probe_window_bytes; /* 0: not set, probe admits one slice */
+	uint32_t target_drain_us;
+	uint32_t high_pressure_epochs;
+	uint32_t low_pressure_epochs;
+	uint32_t hard_error_threshold;
+	uint32_t cooldown_ms;
+	uint32_t cooldown_max_ms;     /* flap damping cap */
+	uint32_t flap_window_ms;      /* repeated quarantine within this doubles cooldown */
+	uint32_t epoch_us;            /* expected tick period */
+	uint32_t md_percent;          /* multiplicative decrease: new = old * md / 100 */
+	uint32_t fast_recovery_epochs;/* epochs halving the gap to the pre-cut window */
+	uint64_t ai_bytes;            /* additive increase per low-pressure epoch */
+	uint32_t probe_successes;     /* clean probe completions needed to recover */
+	uint32_t evidence_tasks;      /* bound on tasks with retained evidence */
+	uint32_t recorder_entries;    /* observe: ring size (power of two) */
+	uint32_t reserved0;
+	/* The module's own ini section [module.<name>]: returns the raw value of
+	 * `key` or NULL. Strings are valid only during init(). */
+	const char *(*module_get)(const struct mcc_config_v1 *cfg, const char *key);
+	const void *module_arg; /* host-private, used by module_get */
+};
+
+/* init() output: what the module wants from the host. */
+struct mcc_init_out_v1 {
+	uint32_t struct_size; /* set by the host */
+	uint32_t reserved0;
+	uint64_t signal_mask; /* bit (1 << enum mcc_signal_kind) per wanted signal */
+	uint64_t want_async_events; /* non-zero: feed on_async_event */
+};
+
+/* -------------------------------------------------------- domain identity */
+
+struct mcc_device_desc {
+	uint32_t struct_size;
+	uint32_t device_id;     /* host index (TE context index, TENT NicID) */
+	const char *name;       /* e.g. "mlx5_0"; copied */
+	uint32_t num_ports;
+	uint32_t reserved0;
+	uint64_t link_rate_bps; /* 0 when unknown */
+};
+
+struct mcc_route_desc {
+	uint32_t struct_size;
+	uint32_t port_num;      /* local port the route's QPs use (1-based) */
+	uint32_t cq_id;         /* host id of the CQ the route's QPs complete on */
+	uint32_t generation;    /* current endpoint generation (0 = none yet) */
+	uint64_t route_id;      /* host id, echoed in evidence and stats */
+	const char *peer_path;  /* TE peer_nic_path "host:port@nic"; copied */
+	uint64_t remote_id;     /* remote machine / segment id */
+};
+
+/* --------------------------------------------------------------- hot path */
+
+/* Identity of the logical task a slice belongs to. */
+struct mcc_task_ref {
+	uint64_t batch_id;
+	uint64_t task_id;
+	uint32_t attempt; /* host retry count of the slice */
+	uint32_t reserved0;
+};
+
+/* Permit flags. */
+#define MCC_PERMIT_F_LIVE (1u << 0)     /* holds a reservation (set by try_acquire) */
+#define MCC_PERMIT_F_PROBE (1u << 1)    /* admitted as the bounded PROBING probe */
+#define MCC_PERMIT_F_OBSERVED (1u << 2) /* observe mode: would have been refused */
+#define MCC_PERMIT_F_MODULE0 (1u << 8)  /* bits 8..15 private to the module */
+
+/* A caller-owned admission permit. The host embeds one per slice (or per
+ * post call), initialises it once with MCC_PERMIT_INIT, and passes it to
+ * try_acquire(), then to exactly one settling path for every reserved byte:
+ * release() for bytes not handed to hardware (or reclaimed without a WC),
+ * on_completion() for bytes that were posted. The module writes it; the host
+ * only reads `bytes`, `generation` and `reason`. No allocation is involved.
+ * After the last byte is settled the permit is dead (F_LIVE clear) and may be
+ * reused for the next try_acquire. Settling more bytes than are live is
+ * detected, counted in the domain stats, and ignored. */
+struct mcc_permit {
+	uint32_t struct_size; /* sizeof(struct mcc_permit), set by MCC_PERMIT_INIT */
+	uint32_t flags;       /* MCC_PERMIT_F_* */
+	mcc_route *route;     /* admitted route (module-owned handle) */
+	mcc_device *device;   /* admitted device */
+	uint64_t bytes;       /* reserved and not yet settled */
+	uint32_t generation;  /* endpoint generation the permit was admitted on */
+	uint16_t reason;      /* enum mcc_reason of the last DEFER/AVOID, else 0 */
+	uint16_t module16;    /* module-private */
+	struct mcc_task_ref task;
+	uint64_t module64;    /* module-private */
+};
+#define MCC_PERMIT_INIT { sizeof(struct mcc_permit), 0, 0, 0, 0, 0, 0, 0, { 0, 0, 0, 0 }, 0 }
+
+/* One work completion as polled (RFC WC matrix input). */
+struct mcc_completion {
+	uint32_t struct_size;
+	int32_t wc_status;   /* raw enum ibv_wc_status, unknown values allowed */
+	uint32_t vendor_err; /* diagnostic only; never widens scope */
+	uint32_t generation; /* endpoint generation captured at post */
+	uint64_t bytes;      /* bytes of the permit this WC settles; 0: all it holds */
+	uint64_t post_ns;    /* host clock at post (0 = not sampled) */
+	uint64_t complete_ns;/* host clock at poll (0 = not sampled) */
+	uint32_t qp_num;
+	uint32_t opcode;     /* raw enum ibv_wc_opcode */
+};
+
+/* One async event as read by ibv_get_async_event (RFC async matrix input). */
+struct mcc_async_event {
+	uint32_t struct_size;
+	int32_t event_type;  /* raw enum ibv_event_type, unknown values allowed */
+	mcc_device *device;  /* device the event was read from (never NULL) */
+	mcc_route *route;    /* QP/WQ/SRQ/path events: route owning the object, or NULL */
+	uint32_t port_num;   /* port events */
+	uint32_t cq_id;      /* CQ events */
+	uint32_t qp_num;     /* QP events */
+	uint32_t generation; /* generation of the object the event names */
+	uint64_t now_ns;
+};
+
+/* One non-WC signal (RFC third matrix input). */
+struct mcc_signal {
+	uint32_t struct_size;
+	uint32_t kind;       /* enum mcc_signal_kind */
+	mcc_device *device;  /* or NULL */
+	mcc_route *route;    /* or NULL */
+	struct mcc_task_ref task; /* batch_id == 0 && task_id == 0: no task */
+	uint32_t generation;
+	int32_t error;       /* errno or engine status, when relevant */
+	int32_t raw;         /* MCC_SIG_CM_EVENT: rdma_cm event type */
+	uint32_t reserved0;
+	uint64_t value0;
+	uint64_t value1;
+	uint64_t now_ns;
+};
+
+/* ------------------------------------------------------------ observability */
+
+/* task_query() host facts (what the engine already knows of the task). */
+#define MCC_TASKQ_SEEN_SUCCESS (1u << 0) /* at least one slice completed OK */
+#define MCC_TASKQ_FINISHED (1u << 1)     /* no slice outstanding */
+#define MCC_TASKQ_UNSUPPORTED (1u << 2)  /* task not on an RDMA transport */
+
+/* Fields of mcc_task_detail that were observed (the rest are unobserved). */
+#define MCC_OBS_REASON (1u << 0)
+#define MCC_OBS_SCOPE (1u << 1)
+#define MCC_OBS_PATH (1u << 2)
+#define MCC_OBS_TIME (1u << 3)
+#define MCC_OBS_GENERATION (1u << 4)
+#define MCC_OBS_WINDOW (1u << 5)
+#define MCC_OBS_INFLIGHT (1u << 6)
+#define MCC_OBS_COOLDOWN (1u << 7)
+#define MCC_OBS_WC (1u << 8)
+
+#define MCC_PATH_NAME_MAX 96
+
+/* The detailed query (RFC "Caller Observability"). */
+struct mcc_task_detail {
+	uint32_t struct_size; /* set by the caller */
+	uint32_t state;       /* enum mcc_task_state, same as the minimal query */
+	uint32_t observed;    /* MCC_OBS_* valid fields; others are unobserved */
+	uint32_t reason;      /* enum mcc_reason, most recent relevant */
+	uint32_t scope;       /* enum mcc_scope */
+	uint32_t resolved;    /* 1: the reason was resolved by a later success */
+	uint64_t route_id;    /* affected path */
+	char path[MCC_PATH_NAME_MAX]; /* affected path name, NUL-terminated */
+	uint64_t observed_ns; /* host clock when observed */
+	uint32_t attempt;
+	uint32_t generation;
+	uint64_t window_bytes;   /* at observation */
+	uint64_t inflight_bytes; /* at observation */
+	uint64_t cooldown_ms;    /* remaining quarantine cooldown at observation */
+	int32_t wc_status;       /* raw WC status when the evidence was a WC */
+	uint32_t vendor_err;
+	uint32_t path_state;     /* enum mcc_path_state at observation */
+	uint32_t reserved0;
+};
+
+/* Read-only statistics snapshot of one domain. */
+struct mcc_domain_stats {
+	uint32_t struct_size;
+	uint32_t state;         /* enum mcc_path_state */
+	uint64_t window_bytes;
+	uint64_t inflight_bytes;/* reserved in the domain, incl. cached lane credit */
+	uint32_t generation;
+	uint32_t hard_errors;   /* current count toward the threshold */
+	uint64_t cooldown_ms;   /* remaining, 0 when not quarantined */
+	uint64_t admits;
+	uint64_t defers;
+	uint64_t avoids;
+	uint64_t would_defer;   /* observe mode */
+	uint64_t would_avoid;   /* observe mode */
+	uint64_t completed_bytes;
+	uint64_t completions;
+	uint64_t errors;        /* non-success completions */
+	uint64_t stale_feedback;/* settled only, older generation */
+	uint64_t double_release;/* settle attempts beyond the live bytes */
+	uint64_t quarantines;
+	uint64_t probes;
+	uint64_t window_cuts;
+	uint64_t drain_us;      /* last epoch's drain-time estimate */
+	uint64_t rate_bps;      /* measured delivery rate (bytes/s) */
+	uint64_t suppressed_deadlines; /* deadlines dropped for poller stall */
+};
+
+/* domain_stats() selector. */
+enum mcc_domain_kind { MCC_DOMAIN_DEVICE = 0, MCC_DOMAIN_ROUTE = 1 };
+
+/* Lane roles (informative; the module may size credit caches by role). */
+enum mcc_lane_role {
+	MCC_LANE_POST = 1,
+	MCC_LANE_POLL = 2,
+	MCC_LANE_POST_POLL = 3,
+	MCC_LANE_MONITOR = 4,
+};
+
+struct mcc_lane_desc {
+	uint32_t struct_size;
+	uint32_t lane_id; /* 0 .. host->max_lanes-1, unique */
+	uint32_t role;    /* enum mcc_lane_role */
+	uint32_t reserved0;
+};
+
+/* ------------------------------------------------------------- descriptor */
+
+struct mcc_policy_v1 {
+	uint32_t abi_version; /* MCC_POLICY_ABI_V1 (major must equal 1) */
+	uint32_t struct_size; /* sizeof(struct mcc_policy_v1) of the module */
+	const char *name;     /* short unique name, e.g. "aimd"; non-NULL */
+	const char *description;
+	uint32_t mode;        /* enum mcc_mode the module implements */
+	uint32_t reserved0;
+	uint64_t caps;        /* MCC_CAP_* */
+
+	/*
+	 * init - create the module instance.
+	 * Inputs: host table and validated config (borrowed; host table stays
+	 *   valid until fini returns). out->struct_size set by the host.
+	 * Outputs: *ctx = module context; *out filled (signal subscriptions).
+	 * Thread: engine constructor; called once per load, never concurrently.
+	 * Errors: 0 or negative errno; on error *ctx is ignored, the module is
+	 *   unloaded and the controller stays off (null module).
+	 */
+	int (*init)(const struct mcc_host_v1 *host, const struct mcc_config_v1 *cfg,
+	            struct mcc_init_out_v1 *out, void **ctx);
+
+	/*
+	 * fini - destroy the instance. Called after every lane, route and device
+	 * was closed and the host quiesced its threads. Frees all module memory.
+	 */
+	void (*fini)(void *ctx);
+
+	/*
+	 * lane_open / lane_close - per-worker-thread context (a "lane"): the
+	 * host's poster, poller, or post+poll thread. Hot-path calls take it so a
+	 * module keeps per-thread state (credit caches, counters) without TLS.
+	 * lane_close returns any cached byte credit to the shared domains.
+	 * Thread: constructor / teardown of the worker. Errors: 0 / -errno.
+	 */
+	int (*lane_open)(void *ctx, const struct mcc_lane_desc *desc, mcc_lane **lane);
+	void (*lane_close)(void *ctx, mcc_lane *lane);
+
+	/*
+	 * device_open / device_close - the device domain of one local RDMA
+	 * device (TE: one per worker context; TENT: one per NicID). Close only
+	 * after all routes on it are closed and all its permits settled.
+	 */
+	int (*device_open)(void *ctx, const struct mcc_device_desc *desc, mcc_device **dev);
+	void (*device_close)(void *ctx, mcc_device *dev);
+
+	/*
+	 * route_open / route_close - the route domain (local device, remote NIC
+	 * path). Opening a route already known by (device, route_id) is allowed
+	 * and returns a fresh handle only if none is open. route_close only after
+	 * every permit on it is settled.
+	 * route_rebind - local-NIC handoff: the route now uses `dev` and
+	 * `port_num` (a new device domain); state and window of the route stay,
+	 * live permits keep settling against the device they were admitted on.
+	 * Thread: any, slow path. Errors: 0 / -errno.
+	 */
+	int (*route_open)(void *ctx, mcc_device *dev, const struct mcc_route_desc *desc,
+	                  mcc_route **route);
+	int (*route_rebind)(void *ctx, mcc_route *route, mcc_device *dev, uint32_t port_num,
+	                    uint32_t cq_id);
+	void (*route_close)(void *ctx, mcc_route *route);
+
+	/*
+	 * try_acquire - HOT PATH. Admission immediately before ibv_post_send for
+	 * `bytes` (one complete slice, never split) on `route` and its device,
+	 * for the endpoint generation `generation`.
+	 * Returns MCC_ADMIT (permit live with `bytes` reserved in both domains),
+	 * MCC_DEFER or MCC_AVOID (nothing reserved; permit->reason says why), or
+	 * a negative errno (-EINVAL: bad handle/zero bytes; treat as ADMIT-less
+	 * pass-through: the host posts without a permit).
+	 * A failed second-domain reservation rolls back the first. An empty
+	 * domain admits one slice larger than its window. Observe mode always
+	 * returns MCC_ADMIT and sets MCC_PERMIT_F_OBSERVED when enforce would not.
+	 * Thread: the lane's thread.
+	 */
+	int (*try_acquire)(mcc_lane *lane, mcc_route *route, uint64_t bytes, uint32_t generation,
+	                   const struct mcc_task_ref *task, struct mcc_permit *permit);
+
+	/*
+	 * release - HOT PATH. Return `bytes` of a live permit without a WC:
+	 * unposted bytes (whole or partial post, post rejection, generation
+	 * change, cancellation) or posted bytes reclaimed by teardown with no WC
+	 * to come. Returns 0, or -EALREADY when the permit had fewer live bytes
+	 * than `bytes` (a double release: counted, only the live bytes return).
+	 * Thread: the lane's thread.
+	 */
+	int (*release)(mcc_lane *lane, struct mcc_permit *permit, uint64_t bytes, uint32_t reason);
+
+	/*
+	 * on_completion - HOT PATH. A polled WC for (part of) a live permit:
+	 * settles wc->bytes of it and feeds the classification. Feedback whose
+	 * generation is older than the route's current one settles accounting
+	 * only. Thread: the poller lane (may differ from the posting lane).
+	 */
+	void (*on_completion)(mcc_lane *lane, struct mcc_permit *permit,
+	                      const struct mcc_completion *wc);
+
+	/*
+	 * poller_progress - HOT PATH (once per poll pass, not per WC): the
+	 * poller of `dev` made a pass and reaped `ncqe` WCs. Used to tell a
+	 * stalled poller from a network timeout. Thread: the poller lane.
+	 */
+	void (*poller_progress)(mcc_lane *lane, mcc_device *dev, uint32_t ncqe);
+
+	/*
+	 * on_async_event - an ibv_get_async_event record, after the engine's own
+	 * handling. Scope never widens beyond the RFC table. Thread: monitor.
+	 */
+	void (*on_async_event)(void *ctx, const struct mcc_async_event *ev);
+
+	/*
+	 * on_signal - a non-WC signal; only kinds in init's signal_mask are
+	 * delivered. Thread: whichever engine thread owns the signal.
+	 */
+	void (*on_signal)(void *ctx, const struct mcc_signal *sig);
+
+	/*
+	 * tick - one control epoch at host time `now_ns` (monotonic). All policy
+	 * updates (AIMD, state transitions, cooldowns) happen here. Called by the
+	 * monitor thread roughly every cfg->epoch_us; never concurrently with
+	 * itself.
+	 */
+	void (*tick)(void *ctx, uint64_t now_ns);
+
+	/*
+	 * task_query - minimal and detailed query for (batch_id, task_id).
+	 * `host_flags` are MCC_TASKQ_* facts. Fills *out (out->struct_size set by
+	 * the caller; members beyond it are not written) and returns the
+	 * enum mcc_task_state (>= 0), or a negative errno. Never polls, posts,
+	 * probes or reads NIC state. Valid until batch_free(batch_id).
+	 * Thread: application threads, concurrently with everything.
+	 */
+	int (*task_query)(void *ctx, const struct mcc_task_ref *task, uint32_t host_flags,
+	                  struct mcc_task_detail *out);
+
+	/* batch_free - drop all evidence of a batch. Thread: application. */
+	void (*batch_free)(void *ctx, uint64_t batch_id);
+
+	/*
+	 * domain_stats - read-only snapshot of a device (kind MCC_DOMAIN_DEVICE,
+	 * `domain` is an mcc_device *) or route domain. Fills *out up to
+	 * out->struct_size. Errors: 0 / -EINVAL.
+	 */
+	int (*domain_stats)(void *ctx, int kind, const void *domain, struct mcc_domain_stats *out);
+
+	/*
+	 * dump - write the module's recorder (observe: JSON lines of normalised
+	 * signals and transitions) to file descriptor `fd`. Returns the number of
+	 * records written or a negative errno (-EOPNOTSUPP without a recorder).
+	 * Thread: any; not on a hot path (it makes system calls).
+	 */
+	int (*dump)(void *ctx, int fd);
+};
+
+/* Define the module's descriptor. Use exactly once per module, at file scope:
+ *     MCC_POLICY_V1_DEFINE = { .abi_version = MCC_POLICY_ABI_V1, ... };      */
+#if defined(__GNUC__)
+#define MCC_EXPORT __attribute__((visibility("default")))
+#else
+#define MCC_EXPORT
+#endif
+#define MCC_POLICY_V1_DEFINE MCC_EXPORT const struct mcc_policy_v1 mcc_policy_v1
+
+/* ------------------------------------------------------------ frozen sizes */
+
+/* The size of every struct that crosses the boundary, frozen per minor
+ * version. A receiver checks a peer's struct_size against the size of the
+ * minor that introduced the struct, never against sizeof() of its own header
+ * (a v1.0 producer must keep working with a v1.1 consumer), and reads a
+ * member appended by a later minor only when MCC_HAS_MEMBER() says the
+ * producer's struct_size covers it. Members are only ever appended; a minor
+ * that appends one adds its own MCC_*_V1_<minor>_SIZE line here.
+ * The permit is the exception: hosts allocate it and the module writes all
+ * of it, so it never grows within major 1 (MCC_PERMIT_INIT sets struct_size
+ * to MCC_PERMIT_V1_SIZE; try_acquire rejects a smaller one with -EINVAL). */
+#define MCC_POLICY_V1_0_SIZE 200u     /* struct mcc_policy_v1 (module descriptor) */
+#define MCC_HOST_V1_0_SIZE 64u        /* struct mcc_host_v1 */
+#define MCC_CONFIG_V1_0_SIZE 112u     /* struct mcc_config_v1 */
+#define MCC_INIT_OUT_V1_0_SIZE 24u    /* struct mcc_init_out_v1 */
+#define MCC_DEVICE_DESC_V1_0_SIZE 32u /* struct mcc_device_desc */
+#define MCC_ROUTE_DESC_V1_0_SIZE 40u  /* struct mcc_route_desc */
+#define MCC_LANE_DESC_V1_0_SIZE 16u   /* struct mcc_lane_desc */
+#define MCC_COMPLETION_V1_0_SIZE 48u  /* struct mcc_completion */
+#define MCC_ASYNC_EVENT_V1_0_SIZE 48u /* struct mcc_async_event */
+#define MCC_SIGNAL_V1_0_SIZE 88u      /* struct mcc_signal */
+#define MCC_TASK_DETAIL_V1_0_SIZE 184u /* struct mcc_task_detail */
+#define MCC_DOMAIN_STATS_V1_0_SIZE 168u /* struct mcc_domain_stats */
+#define MCC_PERMIT_V1_SIZE 72u        /* struct mcc_permit: never grows in major 1 */
+
+/* ------------------------------------------------------------ frozen layout */
+#if defined(__cplusplus)
+#define MCC_STATIC_ASSERT static_assert
+#else
+#define MCC_STATIC_ASSERT _Static_assert
+#endif
+#if UINTPTR_MAX == 0xffffffffffffffffu
+MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, abi_version) == 0, "abi_version first");
+MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, struct_size) == 4, "struct_size second");
+MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, name) == 8, "v1 layout");
+MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, caps) == 32, "v1 layout");
+MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, init) == 40, "v1 layout");
+MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, try_acquire) == 112, "v1 layout");
+MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, tick) == 160, "v1 layout");
+MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, dump) == 192, "v1 layout");
+/* sizeof() equals the V1_0 size until a minor appends a member; then the
+ * assert names the last v1.0 member instead, as the descriptor's does. */
+MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, dump) + sizeof(void (*)(void)) ==
+                      MCC_POLICY_V1_0_SIZE, "v1.0 size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_permit) == MCC_PERMIT_V1_SIZE, "permit size");
+MCC_STATIC_ASSERT(offsetof(struct mcc_permit, bytes) == 24, "permit layout");
+MCC_STATIC_ASSERT(offsetof(struct mcc_permit, task) == 40, "permit layout");
+MCC_STATIC_ASSERT(sizeof(struct mcc_completion) == MCC_COMPLETION_V1_0_SIZE, "completion size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_async_event) == MCC_ASYNC_EVENT_V1_0_SIZE, "async size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_signal) == MCC_SIGNAL_V1_0_SIZE, "signal size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_task_ref) == 24, "task ref size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_task_detail) == MCC_TASK_DETAIL_V1_0_SIZE, "detail size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_domain_stats) == MCC_DOMAIN_STATS_V1_0_SIZE, "stats size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_host_v1) == MCC_HOST_V1_0_SIZE, "host table size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_config_v1) == MCC_CONFIG_V1_0_SIZE, "config size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_device_desc) == MCC_DEVICE_DESC_V1_0_SIZE, "dev desc size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_route_desc) == MCC_ROUTE_DESC_V1_0_SIZE, "route desc size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_init_out_v1) == MCC_INIT_OUT_V1_0_SIZE, "init out size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_lane_desc) == MCC_LANE_DESC_V1_0_SIZE, "lane desc size");
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCC_POLICY_V1_H */
