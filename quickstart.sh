@@ -13,7 +13,7 @@ BUILD_DIR=${BUILD_DIR:-$SRC/build}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 DEBS="build-essential autoconf automake libtool pkg-config libibverbs-dev libinih-dev \
-libcunit1-dev python3 gnuplot-nox valgrind clang"
+libcunit1-dev python3 gnuplot-nox valgrind clang cmake man-db groff-base"
 
 install_deps() {
 	[ "${SKIP_APT:-0}" = 1 ] && return 0

@@ -941,10 +941,80 @@ static void validate(struct load_ctx *lc)
 	}
 }
 
+/* ---------------------------------------------------------- provenance */
+
+_Static_assert(K_COUNT_ <= MCC_CONFIG_KEYS_MAX, "raise MCC_CONFIG_KEYS_MAX (mcc_loader.h)");
+
+/* The effective value of key `k`, spelt as in the ini file ("" = unset). */
+static void format_value(const struct load_ctx *lc, unsigned k, char *buf, size_t len)
+{
+	const struct key_spec *ks = &keys[k];
+	const struct mcc_config *cfg = lc->cfg;
+	const char *field = (const char *)&cfg->policy + ks->off;
+	uint64_t v = 0;
+	uint32_t v32;
+
+	switch (ks->type) {
+	case KT_U32:
+	case KT_U64:
+		if (ks->type == KT_U32) {
+			memcpy(&v32, field, sizeof(v32));
+			v = v32;
+		} else {
+			memcpy(&v, field, sizeof(v));
+		}
+		if (v == 0 && (ks->flags & KF_UNSET_ZERO))
+			snprintf(buf, len, "%s", "");
+		else
+			snprintf(buf, len, "%llu", (unsigned long long)v);
+		return;
+	case KT_MODE:
+		snprintf(buf, len, "%s", mcc__mode_name(cfg->policy.mode));
+		return;
+	case KT_MODULE:
+		snprintf(buf, len, "%s", cfg->module);
+		return;
+	case KT_DIR:
+		snprintf(buf, len, "%s", cfg->module_dir);
+		return;
+	case KT_TENT:
+		snprintf(buf, len, "%s", cfg->tent_cc_plugin_enabled ? lc->tent_name : "none");
+		return;
+	case KT_ONOFF:
+		snprintf(buf, len, "%s", cfg->qos_enabled ? "on" : "off");
+		return;
+	default:
+		snprintf(buf, len, "%s", "");
+		return;
+	}
+}
+
+/* Fill `ex` from a successful load: one origin per key, in table order. */
+static void explain_fill(const struct load_ctx *lc, struct mcc_config_provenance *ex)
+{
+	static const int src[] = { [ORG_DEFAULT] = MCC_CONFIG_SRC_DEFAULT,
+		                   [ORG_FILE] = MCC_CONFIG_SRC_FILE,
+		                   [ORG_ENV] = MCC_CONFIG_SRC_ENV };
+
+	for (unsigned k = 0; k < K_COUNT_; k++) {
+		struct mcc_config_origin *o = &ex->origin[k];
+
+		o->section = sec_names[keys[k].section];
+		o->key = keys[k].name;
+		o->env = keys[k].env;
+		o->source = src[lc->org[k].kind];
+		o->line = lc->org[k].kind == ORG_FILE ? lc->org[k].line : 0;
+		format_value(lc, k, o->value, sizeof(o->value));
+	}
+	ex->count = K_COUNT_;
+}
+
 /* ---------------------------------------------------------------- load */
 
-int mcc__config_load(const char *ini_path, int ignore_env, struct mcc_config *cfg,
-                     struct mcc_modkeys *mk, char *err, size_t errlen, char *warn, size_t warnlen)
+/* mcc__config_load() that also fills `ex` (may be NULL) on success. */
+static int config_load(const char *ini_path, int ignore_env, struct mcc_config *cfg,
+                       struct mcc_modkeys *mk, char *err, size_t errlen, char *warn,
+                       size_t warnlen, struct mcc_config_provenance *ex)
 {
 	struct load_ctx lc;
 	int from_env = 0;
@@ -970,6 +1040,10 @@ int mcc__config_load(const char *ini_path, int ignore_env, struct mcc_config *cf
 		ini_path = mcc__secure_getenv(ENV_CONFIG);
 		from_env = ini_path != NULL;
 	}
+	if (ex) {
+		snprintf(ex->file, sizeof(ex->file), "%s", ini_path ? ini_path : "");
+		ex->file_from_env = from_env;
+	}
 	if (ini_path)
 		parse_file(&lc, ini_path, from_env);
 	if (!ignore_env && !lc.stop) {
@@ -983,7 +1057,44 @@ int mcc__config_load(const char *ini_path, int ignore_env, struct mcc_config *cf
 		memset(mk, 0, sizeof(*mk));
 		return lc.rc ? lc.rc : -EINVAL;
 	}
+	if (ex)
+		explain_fill(&lc, ex);
 	return 0;
+}
+
+int mcc__config_load(const char *ini_path, int ignore_env, struct mcc_config *cfg,
+                     struct mcc_modkeys *mk, char *err, size_t errlen, char *warn, size_t warnlen)
+{
+	return config_load(ini_path, ignore_env, cfg, mk, err, errlen, warn, warnlen, NULL);
+}
+
+int mcc_config_explain(const char *ini_path, int ignore_env, struct mcc_config *cfg,
+                       struct mcc_config_provenance *ex, char *errbuf, size_t errlen)
+{
+	struct mcc_modkeys *mk;
+	int rc;
+
+	if (errbuf && errlen)
+		errbuf[0] = '\0';
+	if (!cfg || !ex || ex->struct_size < sizeof(*ex)) {
+		if (errbuf && errlen)
+			snprintf(errbuf, errlen,
+			         "mcc_config_explain: cfg or ex is NULL, or ex->struct_size is not "
+			         "sizeof(struct mcc_config_provenance)");
+		return -EINVAL;
+	}
+	memset((char *)ex + sizeof(ex->struct_size), 0, sizeof(*ex) - sizeof(ex->struct_size));
+	mk = calloc(1, sizeof(*mk));
+	if (!mk) {
+		mcc_config_defaults(cfg);
+		if (errbuf && errlen)
+			snprintf(errbuf, errlen, "mcc_config_explain: out of memory");
+		return -ENOMEM;
+	}
+	rc = config_load(ini_path, ignore_env, cfg, mk, errbuf, errlen, ex->warning,
+	                 sizeof(ex->warning), ex);
+	free(mk);
+	return rc;
 }
 
 int mcc_config_load(const char *ini_path, int ignore_env, struct mcc_config *cfg, char *errbuf,

@@ -529,15 +529,26 @@ static void instance_free(struct mcc_instance *inst)
 }
 
 /* Same merged settings? (The module is the same: the real path matched.) */
-static int config_equal(const struct mcc_config *a, const struct mcc_config *b)
+/* Which part of two merged configurations differs (NULL: none): the RFC
+ * parameters, the [engine] keys, or the [module.*] keys (names, values). */
+static const char *config_diff(const struct mcc_config *a, const struct mcc_modkeys *amk,
+                               const struct mcc_config *b, const struct mcc_modkeys *bmk)
 {
 	size_t from = offsetof(struct mcc_config_v1, mode);
 	size_t to = offsetof(struct mcc_config_v1, reserved0);
 
-	return memcmp((const char *)&a->policy + from, (const char *)&b->policy + from,
-	              to - from) == 0 &&
-	       a->tent_cc_plugin_enabled == b->tent_cc_plugin_enabled &&
-	       a->qos_enabled == b->qos_enabled;
+	if (memcmp((const char *)&a->policy + from, (const char *)&b->policy + from, to - from))
+		return "[policy]/[controller] settings";
+	if (a->tent_cc_plugin_enabled != b->tent_cc_plugin_enabled ||
+	    a->qos_enabled != b->qos_enabled)
+		return "[engine] settings";
+	if (amk->count != bmk->count)
+		return "[module.*] keys";
+	for (unsigned i = 0; i < amk->count; i++)
+		if (strcmp(amk->e[i].module, bmk->e[i].module) ||
+		    strcmp(amk->e[i].key, bmk->e[i].key) || strcmp(amk->e[i].value, bmk->e[i].value))
+			return "[module.*] keys";
+	return NULL;
 }
 
 int mcc_instance_acquire(const struct mcc_loader_opts *opts, mcc_instance **out)
@@ -632,14 +643,23 @@ int mcc_instance_acquire(const struct mcc_loader_opts *opts, mcc_instance **out)
 			rc = -EINVAL;
 			goto fail;
 		}
+		/* One configuration per process: the module was initialised with
+		 * the first engine's, and silently running another engine under
+		 * it would hide the difference. */
+		const char *diff = config_diff(&loaded->cfg, loaded->mk, &inst->cfg, inst->mk);
+		if (diff) {
+			msgf(msg, sizeof(msg),
+			     "%s: engine '%s' asks for policy '%s' with a configuration that "
+			     "differs (%s) from the one engine '%s' loaded it with; refusing to "
+			     "share it (one configuration per process); this engine runs with "
+			     "the controller off",
+			     label, o.engine ? o.engine : "unknown", loaded->name, diff,
+			     loaded->engine);
+			rc = -EBUSY;
+			goto fail;
+		}
 		loaded->refs++;
 		*out = loaded;
-		if (!config_equal(&loaded->cfg, &inst->cfg))
-			log_fn(larg, MCC_LOG_WARN,
-			       "engine '%s' shares policy '%s' loaded by engine '%s' with a "
-			       "different "
-			       "configuration; the loaded configuration stays in force",
-			       o.engine ? o.engine : "unknown", loaded->name, loaded->engine);
 		/* The host table was fixed by the first engine's init(). */
 		if ((o.log && (o.log != loaded->host.log || o.log_arg != loaded->host.log_arg)) ||
 		    (o.now_ns &&

@@ -65,7 +65,14 @@ typedef struct mcc_instance mcc_instance;
  * the descriptor (symbol, major, struct_size, name, capabilities), normalises
  * its vtable and runs init(). Later calls from other engines in the same
  * process share the same instance (reference counted) when they ask for the
- * same module; a request for a different module is refused (-EBUSY).
+ * same module with the same merged configuration: the same RFC parameters
+ * and mode, [engine] keys and [module.*] keys (module_dir and the host
+ * table may differ; the first engine's host table stays in use, with a
+ * warning). A request for a different module, or for the same module with a
+ * different configuration, is refused: -EBUSY, the null module (controller
+ * off) for that engine, and mcc_instance_error() says which part differs;
+ * the engine already holding the instance is not affected. A module that
+ * implements another mode than the configuration sets is -EINVAL.
  *
  * Returns 0 on success or a negative errno. In every case *out is a usable
  * instance: on failure it is the built-in null module (controller off), and
@@ -103,6 +110,45 @@ void mcc_config_defaults(struct mcc_config *cfg);
  * "file:line: key: reason". */
 int mcc_config_load(const char *ini_path, int ignore_env, struct mcc_config *cfg, char *errbuf,
                     size_t errlen);
+/* Where a setting's effective value came from (mcc_config_explain()). */
+enum mcc_config_source {
+	MCC_CONFIG_SRC_DEFAULT = 0, /* the built-in default */
+	MCC_CONFIG_SRC_FILE = 1,    /* the ini file, at `line` */
+	MCC_CONFIG_SRC_ENV = 2,     /* the setting's MC_ADAPTIVE_CC_* variable */
+};
+
+#define MCC_CONFIG_KEYS_MAX 64
+
+struct mcc_config_origin {
+	const char *section; /* "policy", "controller" or "engine" (static string) */
+	const char *key;     /* the ini key, e.g. "min_window_bytes" (static) */
+	const char *env;     /* its variable, e.g. "MC_ADAPTIVE_CC_MIN_WINDOW_BYTES" (static) */
+	int source;          /* enum mcc_config_source */
+	int line;            /* MCC_CONFIG_SRC_FILE: line number in the file; else 0 */
+	char value[256];     /* effective value as the ini file spells it; "" = unset */
+};
+
+/* What mcc_config_explain() fills. Set struct_size = sizeof(struct
+ * mcc_config_provenance) before the call; everything else is output. */
+struct mcc_config_provenance {
+	uint32_t struct_size;
+	uint32_t count;      /* entries of origin[]: every key of the key table */
+	char file[4096];     /* the ini file read ("" when none) */
+	int file_from_env;   /* 1: `file` came from $MC_ADAPTIVE_CC_CONFIG */
+	int reserved0;
+	char warning[2048];  /* what an engine would log as a warning (unknown
+	                      * MC_ADAPTIVE_CC_* variables); "" when none */
+	struct mcc_config_origin origin[MCC_CONFIG_KEYS_MAX];
+};
+
+/* mcc_config_load() (the same parser, environment and validation an engine's
+ * mcc_instance_acquire() runs) that also says, on success, where every
+ * [policy], [controller] and [engine] setting came from: default, file line
+ * or environment variable, one origin per key in the order of the key table
+ * (plugin_api/config.c). Same return value and errbuf as mcc_config_load();
+ * on error ex->count is 0. Used by the `mcc check` command. */
+int mcc_config_explain(const char *ini_path, int ignore_env, struct mcc_config *cfg,
+                       struct mcc_config_provenance *ex, char *errbuf, size_t errlen);
 /* The module file a config resolves to. */
 int mcc_config_module_path(const struct mcc_config *cfg, char *path, size_t len);
 

@@ -30,7 +30,7 @@ const char *mcc_strerror(int err)
 	case EPROTO:
 		return "module ABI mismatch";
 	case EBUSY:
-		return "another policy module is already loaded in this process";
+		return "another policy module or configuration is already loaded in this process";
 	case EPERM:
 		return "refused: unsafe module or configuration permissions";
 	case EACCES:
@@ -104,6 +104,7 @@ const char *mcc_reason_name(int reason)
 		[MCC_REASON_POLLER_STALL] = "POLLER_STALL",
 		[MCC_REASON_CANCELLED] = "CANCELLED",
 		[MCC_REASON_CONTROL_PLANE] = "CONTROL_PLANE",
+		[MCC_REASON_NO_RECORD] = "NO_RECORD",
 	};
 	/* A reason added to the enum without a name here is "invalid" rather
 	 * than NULL. */

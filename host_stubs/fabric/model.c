@@ -54,6 +54,7 @@ struct unit {
 struct port {
 	uint32_t node, dev, num; /* num 1-based */
 	int link_up;             /* path through this link works */
+	uint32_t loss_ppm;       /* silent loss on this link (per million units) */
 	int active;              /* local port state */
 	/* sender side */
 	struct unit *txq, *txq_tail;
@@ -417,6 +418,13 @@ static void pause_ingress(struct mcc_fab_model *m, struct port *e, struct port *
 	ev_push(m, m->now + m->cfg.prop_ns, EV_PAUSE, in);
 }
 
+/* Silent loss on a link (mcc_fab_fault_loss): the seeded generator is
+ * drawn only while a loss is set, so runs without one are unchanged. */
+static int link_drops(struct mcc_fab_model *m, const struct port *p)
+{
+	return p->loss_ppm && rng_next(m) % 1000000u < p->loss_ppm;
+}
+
 static void unit_lost(struct mcc_fab_model *m, struct unit *u)
 {
 	m->st.wrs_lost++;
@@ -504,7 +512,7 @@ static void process(struct mcc_fab_model *m, const struct ev *e)
 			unit_free(m, u);
 			break;
 		}
-		if (!u->tx->link_up || !u->rx->link_up) {
+		if (!u->tx->link_up || !u->rx->link_up || link_drops(m, u->tx) || link_drops(m, u->rx)) {
 			unit_lost(m, u);
 			break;
 		}
@@ -1176,6 +1184,17 @@ void mcc_fab_fault_link(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t 
 		return;
 	pthread_mutex_lock(&m->lock);
 	p->link_up = up;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void mcc_fab_fault_loss(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t port,
+                        uint32_t ppm)
+{
+	struct port *p = port_at(m, node, dev, port);
+	if (!p)
+		return;
+	pthread_mutex_lock(&m->lock);
+	p->loss_ppm = ppm > 1000000u ? 1000000u : ppm;
 	pthread_mutex_unlock(&m->lock);
 }
 

@@ -94,6 +94,14 @@ uint64_t mcc_fab_model_queue_peak_reset(mcc_fab_model *m);
 /* Silent path failure on the link of (node, dev, port): WRs crossing it are
  * lost and time out; the local port stays ACTIVE (a cable/switch fault). */
 void mcc_fab_fault_link(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t port, int up);
+/* Silent loss on the link of (node, dev, port): each WR crossing it is lost
+ * with probability ppm / 1e6 per transmission (drawn from the model's seeded
+ * generator) and retransmitted after the ACK timeout, failing
+ * IBV_WC_RETRY_EXC_ERR when retry_cnt + 1 transmissions were lost. No port
+ * event, the port stays ACTIVE: only WC errors and latency tell. 1000000 is
+ * a silent blackhole (as link down), 0 clears; above 1000000 reads as 1000000. */
+void mcc_fab_fault_loss(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t port,
+                        uint32_t ppm);
 /* Local port error: IBV_EVENT_PORT_ERR, head WR of each QP on the port fails
  * IBV_WC_LOC_QP_OP_ERR, the rest flush; up=1: IBV_EVENT_PORT_ACTIVE. */
 void mcc_fab_fault_port(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t port, int up);

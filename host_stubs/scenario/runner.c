@@ -221,6 +221,13 @@ int main(int argc, char **argv)
 					mcc_scn_result_write(stdout, &r);
 				else
 					table_row(&r);
+				if (!strcmp(*n, "nicloss")) /* local-device hand-off figures */
+					printf("HANDOFF engine=%s arm=%s avoids=%" PRIu64 " admits=%" PRIu64
+					       " handoffs=%" PRIu64 " allq_ms=%.3f handoff_ms=%.3f failed=%" PRIu64
+					       "\n",
+					       r.engine, r.arm, r.avoids, r.admits, r.handoffs,
+					       (double)r.allq_ns / 1e6,
+					       r.handoff_ns < 0 ? -1.0 : (double)r.handoff_ns / 1e6, r.tasks_failed);
 				fflush(stdout);
 				if (r.bytes_lost || r.bytes_corrupted || r.permits_leaked)
 					rc = 1;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #define MAX_SENDERS 20
+#define NICLOSS_PPM 1000000u /* nicloss: loss on the local NIC (per million) */
 #define MAX_SLOTS 16
 
 struct flow;
@@ -76,7 +77,7 @@ struct fault {
 	int after_q; /* t counts from the watched route's first QUARANTINED sample */
 };
 enum { F_LINK_DOWN = 1, F_LINK_UP, F_PORT_DOWN, F_DEV_FATAL, F_QP_FATAL, F_REKEY, F_SLOW_RX,
-       F_CQ_ERR, F_POLLER_STALL, F_PATH_MIG };
+       F_CQ_ERR, F_POLLER_STALL, F_PATH_MIG, F_LOSS };
 
 struct receiver {
 	uint32_t node;
@@ -122,6 +123,12 @@ struct scn {
 	uint32_t q_gen, q_failed_gen, rec_gen, rec_failed_gen;
 	uint64_t t_q; /* first QUARANTINED sample of the watched route */
 	int has_after_q;
+	/* local-device hand-off (nicloss): last sample in which a route of
+	 * sender 0's watched context entered QUARANTINED, first sample from
+	 * then on with a hand-off counted since the sample before it */
+	uint64_t t_allq, t_handoff, handoffs_at_allq, handoffs_prev;
+	uint32_t q_mask;
+	uint64_t sample_ns; /* sampler period (0: 1 ms quick, 0.5 ms otherwise) */
 };
 
 /* ----------------------------------------------------------- engine shim */
@@ -189,7 +196,7 @@ static uint32_t eng_nctx(struct sender *s)
 struct eng_stats {
 	uint64_t defers, avoids, admits, rail_pauses, wc_errors, flushes, vcpu;
 	int64_t permits_live;
-	uint64_t posted;
+	uint64_t posted, handoffs;
 };
 
 static void eng_stats(struct sender *s, struct eng_stats *o)
@@ -199,13 +206,13 @@ static void eng_stats(struct sender *s, struct eng_stats *o)
 		te_get_stats(s->te, &t);
 		*o = (struct eng_stats){t.defers,  t.avoids,          t.admits,
 		                        t.rail_pauses, t.wc_errors, t.flushes,
-		                        t.cpu_virtual_ns, t.permits_live, t.slices_posted};
+		                        t.cpu_virtual_ns, t.permits_live, t.slices_posted, t.handoffs};
 	} else {
 		struct tent_stats t;
 		tent_get_stats(s->tent, &t);
 		*o = (struct eng_stats){t.defers,  t.avoids,          t.admits,
 		                        t.rail_pauses, t.wc_errors, t.flushes,
-		                        t.cpu_virtual_ns, t.permits_live, t.slices_posted};
+		                        t.cpu_virtual_ns, t.permits_live, t.slices_posted, t.handoffs};
 	}
 }
 
@@ -388,6 +395,29 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 			sc->rec_failed_gen = mcc_host_fab_tap_failed_gen(sc->tap, node, c, d, now, NULL);
 		}
 	}
+	if (sc->o->scenario && !strcmp(sc->o->scenario, "nicloss")) {
+		/* the last of the watched device's routes to enter QUARANTINED
+		 * (one the engine paused itself may never be), then the first
+		 * hand-off counted from that sample on */
+		struct eng_stats es;
+		eng_stats(s0, &es);
+		uint32_t q = 0;
+		for (uint32_t d = 0; d < sc->mcfg.devs_per_node; d++) {
+			struct mcc_domain_stats x;
+			if (eng_dstats(s0, (uint32_t)sc->watch_ctx, sc->watch_seg, (int)d, &x) == 0 &&
+			    x.state == MCC_PATH_QUARANTINED)
+				q |= 1u << d;
+		}
+		if (q & ~sc->q_mask) { /* a route entered QUARANTINED since the last sample */
+			sc->t_allq = now;
+			sc->handoffs_at_allq = sc->handoffs_prev;
+			sc->t_handoff = 0;
+		}
+		sc->q_mask = q;
+		sc->handoffs_prev = es.handoffs;
+		if (sc->t_allq && !sc->t_handoff && es.handoffs > sc->handoffs_at_allq)
+			sc->t_handoff = now;
+	}
 	/* routes on healthy devices: ever quarantined? */
 	for (uint32_t i = 0; i < sc->nsnd; i++)
 		for (uint32_t c = sc->healthy_from_ctx; c < eng_nctx(&sc->snd[i]); c++)
@@ -413,7 +443,7 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 		        mcc_fab_model_queue_bytes(sc->model, sc->rx_node_queue, 0, 1),
 		        (double)ms.pause_ns / 1e6);
 	}
-	return now + (sc->o->quick ? 1000000 : 500000);
+	return now + (sc->sample_ns ? sc->sample_ns : sc->o->quick ? 1000000 : 500000);
 }
 
 static uint64_t fault_step(void *arg, uint64_t now)
@@ -457,6 +487,9 @@ static uint64_t fault_step(void *arg, uint64_t now)
 		case F_CQ_ERR:
 			mcc_fab_fault_cq(sc->model, f->node, f->dev);
 			break;
+		case F_LOSS: /* arg: loss per million, 0 clears */
+			mcc_fab_fault_loss(sc->model, f->node, f->dev, 1, (uint32_t)f->arg);
+			break;
 		case F_POLLER_STALL:
 			eng_stall(&sc->snd[f->node], f->dev, f->arg);
 			break;
@@ -492,8 +525,8 @@ static int all_idle(void *arg)
 
 /* ------------------------------------------------------------- scenarios */
 
-static const char *const names[] = {"healthy", "incast", "flap",    "multinic",
-                                    "rxpressure", "flush", "peercut", NULL};
+static const char *const names[] = {"healthy", "incast",  "flap",     "multinic", "rxpressure",
+                                    "flush",   "peercut", "probefail", "nicloss",  NULL};
 
 const char *const *mcc_scn_names(void)
 {
@@ -571,6 +604,26 @@ static int build(struct scn *sc, const char *name, struct scn_shape *sh)
 		sc->ini_scn = "[controller]\ntarget_drain_us = 5000000\nepoch_us = 10000\n"
 		              "hard_error_threshold = 3\ncooldown_ms = 1500\ncooldown_max_ms = 3000\n"
 		              "probe_successes = 3\nlow_pressure_epochs = 4";
+	} else if (!strcmp(name, "probefail")) {
+		/* peercut held until the first recovery probe has failed: the
+		 * blackhole (no link event) stays QUARANTINED + 3.5 s, past the
+		 * first cooldown (1.5 s) and the probe's own failure (~1.1 s) */
+		sh->senders = 1, sh->receivers = 1, sh->devs = 2, sh->dur = 11.0;
+		sh->ib_timeout = 16;
+		sh->ib_retry = 3;
+		sh->rail_pause_s = 1;
+		sh->tent_rail_cooldown_s = 1;
+		sh->link_bps = 1000000000ull;
+		sh->tap = 1;
+		sc->ini_scn = "[controller]\ntarget_drain_us = 5000000\nepoch_us = 10000\n"
+		              "hard_error_threshold = 3\ncooldown_ms = 1500\ncooldown_max_ms = 3000\n"
+		              "probe_successes = 3\nlow_pressure_epochs = 4";
+	} else if (!strcmp(name, "nicloss")) {
+		/* silent loss on the sender's local NIC 0 (no port event): both of
+		 * its routes fail while NIC 1 stays healthy; default settings */
+		sh->senders = 1, sh->receivers = 1, sh->devs = 2, sh->dur = q ? 2.5 : 5.0;
+		sc->healthy_from_ctx = 1;
+		sc->sample_ns = 250000; /* a quarter epoch: hand-off latency resolution */
 	} else {
 		return -EINVAL;
 	}
@@ -618,6 +671,14 @@ static void add_workload(struct scn *sc, const char *name)
 		FAULT(1000000000ull, F_LINK_DOWN, R0, 0, 0, 0, 0);
 		FAULT(500000000ull, F_LINK_UP, R0, 0, 0, 0, 0);
 		sc->faults[sc->nfaults - 1].after_q = sc->has_after_q = 1;
+	} else if (!strcmp(name, "probefail")) {
+		add_flow(sc, 0, R0, 512u << 10, 4, 0, 0);
+		FAULT(1000000000ull, F_LINK_DOWN, R0, 0, 0, 0, 0);
+		FAULT(3500000000ull, F_LINK_UP, R0, 0, 0, 0, 0);
+		sc->faults[sc->nfaults - 1].after_q = sc->has_after_q = 1;
+	} else if (!strcmp(name, "nicloss")) {
+		add_flow(sc, 0, R0, 1u << 20, 8, 0, 0);
+		FAULT(500000000ull, F_LOSS, 0, 0, 0, 0, NICLOSS_PPM);
 	}
 	if (!sc->watch_seg)
 		sc->watch_seg = (int)R0;
@@ -905,6 +966,13 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 		                           : 0;
 	}
 	r->healthy_quarantined = sc->healthy_quarantined;
+	for (uint32_t i = 0; i < sc->nsnd; i++) {
+		struct eng_stats es;
+		eng_stats(&sc->snd[i], &es);
+		r->handoffs += es.handoffs;
+	}
+	r->allq_ns = sc->t_allq;
+	r->handoff_ns = sc->t_handoff ? (int64_t)(sc->t_handoff - sc->t_allq) : -1;
 	r->watch_q_gen = sc->q_gen;
 	r->watch_q_failed_gen = sc->q_failed_gen;
 	r->watch_rec_gen = sc->rec_gen;

@@ -17,7 +17,8 @@ extern "C" {
 enum mcc_scn_engine { MCC_SCN_TE = 0, MCC_SCN_TENT = 1 };
 
 struct mcc_scn_opts {
-	const char *scenario;   /* healthy, incast, flap, multinic, rxpressure, flush, peercut */
+	const char *scenario;   /* healthy, incast, flap, multinic, rxpressure, flush, peercut,
+	                         * probefail, nicloss */
 	const char *mode;       /* off | observe | enforce (ignored when compiled out) */
 	int engine;             /* enum mcc_scn_engine */
 	int exec;               /* enum mcc_exec_kind */
@@ -62,6 +63,12 @@ struct mcc_scn_result {
 	 * route's own when first sampled HEALTHY or CONGESTED after PROBING
 	 * (the recovery probe's) and the highest failed one by then */
 	uint32_t watch_q_gen, watch_q_failed_gen, watch_rec_gen, watch_rec_failed_gen;
+	/* local-device hand-off (nicloss; not in the RESULT line): slices the
+	 * hosts moved to another local device; when the last of the watched
+	 * device's routes was sampled entering QUARANTINED (0: never); from then
+	 * to the first hand-off sampled (-1: none) */
+	uint64_t handoffs, allq_ns;
+	int64_t handoff_ns;
 };
 
 int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r);

@@ -40,6 +40,8 @@
 #define TE_RAIL_ERR_WINDOW_NS 5000000000ull      /* kRailErrorWindowNs */
 #define TE_CTX_FAILURE_THRESHOLD 32              /* kContextFailureThreshold */
 #define TE_BLOCKED_RETRY_NS 200000   /* poster fallback re-check when blocked */
+#define TE_AVOID_HOPS 8              /* re-dispatches after AVOID per slice */
+#define TE_AVOID_BACKOFF_MAX 64      /* epochs: cap of a route's AVOID backoff */
 #define TE_BATCH_MAGIC 0x7465626174636821ull
 
 enum { SL_PENDING = 0, SL_POSTED, SL_SUCCESS, SL_FAILED };
@@ -59,6 +61,7 @@ struct te_slice {
 	int peer_dev;
 	uint32_t rkey;
 	uint32_t retry_cnt;
+	uint32_t avoid_hops; /* re-dispatches after AVOID (not the retry budget) */
 	uint32_t generation;
 	int qp;
 	struct te_ep *ep;
@@ -123,6 +126,10 @@ struct te_route {
 	struct te_ep *ep;
 	uint32_t gen;  /* last endpoint generation on this route */
 	struct te_rail rail;
+	/* the policy answered AVOID (route QUARANTINED): no slice is offered
+	 * to it before avoid_until; the backoff doubles per AVOID up to
+	 * TE_AVOID_BACKOFF_MAX epochs and restarts on an admission (rt_mu) */
+	uint64_t avoid_until, avoid_backoff;
 	uint64_t route_id;
 	/* poster-private queue (collective_slice_queue_) */
 	struct te_slice *pq, *pq_tail;
@@ -278,7 +285,7 @@ static void cc_signal(te_engine *e, uint32_t kind, struct te_ctx *ctx, struct te
 	if (s) {
 		sig.task.batch_id = (uint64_t)(uintptr_t)s->task->batch;
 		sig.task.task_id = s->task->task_id;
-		sig.task.attempt = s->retry_cnt;
+		sig.task.attempt = s->retry_cnt + s->avoid_hops;
 	}
 	sig.generation = gen;
 	sig.error = err;
@@ -426,22 +433,30 @@ static struct te_route *route_get(te_engine *e, struct te_ctx *ctx, int32_t seg,
 
 /* A peer device on `ctx` (WorkerPool::selectPeerDevice + the paused-rail
  * scan of submitPostSend): preferred = same rail as the local NIC, rotated by
- * the retry count; paused rails skipped; `avoid_dev` excluded. -1: none. */
+ * the retry count; paused rails and routes the policy avoids skipped;
+ * `avoid_dev` excluded. -1: none; then *avoided (may be NULL) tells whether
+ * a route was skipped only because the policy avoids it. */
 static int select_peer_dev(te_engine *e, struct te_ctx *ctx, int32_t seg, uint32_t ndev,
-                           uint32_t retry, int avoid_dev)
+                           uint32_t retry, int avoid_dev, int *avoided)
 {
 	uint64_t now = now_of(e);
-	int best = -1;
+	int best = -1, av = 0;
 	pthread_mutex_lock(&ctx->rt_mu);
 	for (uint32_t k = 0; k < ndev && best < 0; k++) {
 		int dev = (int)(((uint32_t)ctx->idx + retry + k) % ndev);
 		if (dev == avoid_dev)
 			continue;
 		struct te_route *r = ctx->routes[seg][dev];
-		if (!r || rail_available(r, now))
+		if (r && !rail_available(r, now))
+			continue;
+		if (r && r->avoid_until > now)
+			av = 1;
+		else
 			best = dev;
 	}
 	pthread_mutex_unlock(&ctx->rt_mu);
+	if (avoided)
+		*avoided = best < 0 && av;
 	return best;
 }
 
@@ -451,6 +466,22 @@ static struct te_ctx *pick_active_ctx(te_engine *e, uint32_t start)
 		struct te_ctx *c = &e->ctx[(start + k) % e->nctx];
 		if (atomic_load(&c->active))
 			return c;
+	}
+	return NULL;
+}
+
+/* tryHandoffToAnotherLocalWorker for a device whose routes to `seg` are
+ * all avoided: another active context with a usable route to the segment
+ * (its own peer-device choice). NULL: none. */
+static struct te_ctx *handoff_ctx(te_engine *e, struct te_ctx *from, int32_t seg, uint32_t ndev,
+                                  uint32_t retry, int *dev)
+{
+	for (uint32_t k = 1; k < e->nctx; k++) {
+		struct te_ctx *o = &e->ctx[((uint32_t)from->idx + k) % e->nctx];
+		if (!atomic_load(&o->active))
+			continue;
+		if ((*dev = select_peer_dev(e, o, seg, ndev, retry, -1, NULL)) >= 0)
+			return o;
 	}
 	return NULL;
 }
@@ -494,7 +525,17 @@ static void dispatch_slice(te_engine *e, struct te_ctx *ctx, struct te_slice *s,
 		task_settle(e, s, 0);
 		return;
 	}
-	int dev = select_peer_dev(e, ctx, s->seg, sd.ndev, s->retry_cnt, avoid_dev);
+	int avoided = 0;
+	int dev = select_peer_dev(e, ctx, s->seg, sd.ndev, s->retry_cnt, avoid_dev, &avoided);
+	if (dev < 0 && avoided) { /* every usable route of this device is avoided */
+		struct te_ctx *o = handoff_ctx(e, ctx, s->seg, sd.ndev, s->retry_cnt, &dev);
+		if (o) {
+			CNT_ADD(e, handoffs, 1);
+			ctx = o;
+		} else { /* nowhere else: wait on the path (post_group backs off) */
+			dev = avoid_dev >= 0 ? avoid_dev : s->peer_dev >= 0 ? s->peer_dev : 0;
+		}
+	}
 	if (dev < 0 && avoid_dev >= 0)
 		dev = avoid_dev; /* no alternative: stay on the path */
 	if (dev < 0) { /* all rails paused: markFailed ("all rails failed") */
@@ -584,8 +625,24 @@ static struct te_ep *ep_create(te_engine *e, struct te_ctx *ctx, struct te_route
 	return ep;
 }
 
+/* Endpoint lifetime: a retired endpoint is freed by the monitor
+ * (finishDestroy) only when idle: every QP depth 0 (no WC to come) and no
+ * reference (nobody between two uses of it). Whoever uses an endpoint
+ * after giving back a depth (the poller) takes its reference first, and the
+ * monitor reads the depths before the references, so it never sees both
+ * at 0 while such a user is still on it (sequentially consistent atomics). */
+static int ep_idle(struct te_ep *ep)
+{
+	for (uint32_t k = 0; k < ep->nqp; k++)
+		if (atomic_load(&ep->q[k].depth) != 0)
+			return 0;
+	return atomic_load(&ep->refs) == 0;
+}
+
 /* deleteEndpoint: beginDestroy (QPs -> ERR, WRs flush to the CQ); the
- * monitor finishes the destroy when every QP depth is back to 0. */
+ * monitor finishes the destroy when the endpoint is idle (ep_idle). The
+ * caller holds a reference (or is the monitor); this one keeps the
+ * endpoint across the QP resets, which run after rt_mu is dropped. */
 static void ep_delete(te_engine *e, struct te_ep *ep)
 {
 	struct te_ctx *ctx = ep->ctx;
@@ -597,6 +654,7 @@ static void ep_delete(te_engine *e, struct te_ep *ep)
 	atomic_store(&ep->state, EP_DESTROYING);
 	if (ep->rt->ep == ep)
 		ep->rt->ep = NULL;
+	atomic_fetch_add(&ep->refs, 1);
 	ep->next_retired = ctx->retired;
 	ctx->retired = ep;
 	pthread_mutex_unlock(&ctx->rt_mu);
@@ -604,6 +662,7 @@ static void ep_delete(te_engine *e, struct te_ep *ep)
 	for (uint32_t i = 0; i < ep->nqp; i++)
 		e->fo->reset_qp(ep->q[i].qp);
 	pthread_mutex_unlock(&ep->lock);
+	atomic_fetch_sub(&ep->refs, 1);
 	CNT_ADD(e, endpoints_deleted, 1);
 }
 
@@ -677,6 +736,57 @@ static void post_handoff_all(te_engine *e, struct te_worker *w)
 	w->nactive = 0;
 }
 
+#if MCC_CC_COMPILED_IN
+/* The policy answered AVOID on rt: back off from it (rt_mu held). */
+static void route_avoid(te_engine *e, struct te_route *rt, uint64_t now)
+{
+	uint64_t cap = TE_AVOID_BACKOFF_MAX * e->epoch_ns;
+	rt->avoid_backoff = !rt->avoid_backoff ? e->epoch_ns
+	                    : rt->avoid_backoff * 2 > cap ? cap : rt->avoid_backoff * 2;
+	rt->avoid_until = now + rt->avoid_backoff;
+}
+#endif
+
+/* Re-dispatch the group queued on an avoided route: another peer device of
+ * this context, else another local context (dispatch_slice), never
+ * charging the retry budget; at most TE_AVOID_HOPS times per slice. Returns
+ * 1 when the queue is empty, 0 when slices wait here (nowhere to go, or out
+ * of hops: they wait for the route's backoff, never fail for it). */
+static int avoid_redispatch(te_engine *e, struct te_ctx *ctx, struct te_route *rt)
+{
+	struct te_slice *keep = NULL, *keep_tail = NULL, *s;
+	int waiting = 0;
+	while ((s = pq_pop(rt))) {
+		int dev = -1, avoided = 0;
+		struct te_ctx *to = ctx;
+		struct mcc_seg_desc sd = {0};
+		if (s->avoid_hops < TE_AVOID_HOPS && seg_get(e, s->seg, &sd, 0) == 0) {
+			dev = select_peer_dev(e, ctx, s->seg, sd.ndev, s->retry_cnt, rt->dev, &avoided);
+			if (dev < 0 && (to = handoff_ctx(e, ctx, s->seg, sd.ndev, s->retry_cnt, &dev)))
+				CNT_ADD(e, handoffs, 1);
+		}
+		if (dev < 0 || !to) {
+			if (keep_tail)
+				keep_tail->next = s;
+			else
+				keep = s;
+			keep_tail = s;
+			waiting = 1;
+			continue;
+		}
+		s->avoid_hops++;
+		s->peer_dev = dev;
+		s->rkey = sd.rkey[dev];
+		enqueue_slice(e, to, s);
+	}
+	for (s = keep; s;) {
+		struct te_slice *n = s->next;
+		pq_push(rt, s);
+		s = n;
+	}
+	return !waiting;
+}
+
 /* RdmaEndPoint::submitPostSend for one peer_nic_path group. Returns the
  * number of WRs posted; *blocked set when slices stay queued. */
 static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *rt, int *blocked)
@@ -687,6 +797,14 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 
 	pthread_mutex_lock(&ctx->rt_mu);
 	int avail = rail_available(rt, now);
+	int avoided = rt->avoid_until > now;
+	pthread_mutex_unlock(&ctx->rt_mu);
+	if (avail && avoided) { /* not offered to the policy before avoid_until */
+		if (!avoid_redispatch(e, ctx, rt))
+			*blocked = 1;
+		return 0;
+	}
+	pthread_mutex_lock(&ctx->rt_mu);
 	struct te_ep *ep = NULL;
 	if (avail) {
 		if (!rt->ep)
@@ -738,8 +856,11 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 		/* RdmaEndPoint::submitPostSend: admission immediately before
 		 * ibv_post_send, on the resolved (device, route), full slice. */
 		if (e->cc_on && rt->cc) {
+			/* attempt: every dispatch of the slice (error retries and
+			 * re-dispatches after AVOID), so evidence of an earlier one
+			 * is resolved by a later success, never by a sibling's. */
 			struct mcc_task_ref tr = {(uint64_t)(uintptr_t)s->task->batch, s->task->task_id,
-			                          s->retry_cnt, 0};
+			                          s->retry_cnt + s->avoid_hops, 0};
 			int d = e->ops->try_acquire(w->lane, rt->cc, s->len, ep->gen, &tr, &s->permit);
 			if (d == MCC_DEFER) { /* leave it in its transport queue */
 				CNT_ADD(e, defers, 1);
@@ -748,28 +869,20 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 			}
 			if (d == MCC_AVOID) { /* existing redispatch, no rail penalty */
 				CNT_ADD(e, avoids, 1);
-				pq_pop(rt);
+				pthread_mutex_lock(&ctx->rt_mu);
+				route_avoid(e, rt, now);
+				pthread_mutex_unlock(&ctx->rt_mu);
 				pthread_mutex_unlock(&ep->lock);
-				struct mcc_seg_desc sd;
-				int alt = -1;
-				if (seg_get(e, s->seg, &sd, 0) == 0)
-					alt = select_peer_dev(e, ctx, s->seg, sd.ndev, s->retry_cnt, rt->dev);
-				if (alt >= 0 && alt != rt->dev) {
-					s->retry_cnt++;
-					s->peer_dev = alt;
-					s->rkey = sd.rkey[alt];
-					enqueue_slice(e, ctx, s);
-				} else { /* no alternate rail: the slice waits on this path */
-					cc_signal(e, MCC_SIG_NO_USABLE_PATH, ctx, rt, s, ep->gen, 0, 0);
-					pq_push(rt, s);
-					pthread_mutex_lock(&ep->lock);
+				if (!avoid_redispatch(e, ctx, rt)) {
+					/* no usable path anywhere: the group waits here */
+					cc_signal(e, MCC_SIG_NO_USABLE_PATH, ctx, rt, rt->pq, ep->gen, 0, 0);
 					*blocked = 1;
-					break;
 				}
 				pthread_mutex_lock(&ep->lock);
-				continue;
+				break;
 			}
 			if (d == MCC_ADMIT) {
+				rt->avoid_backoff = 0; /* the route admits again */
 				s->admitted = 1;
 				atomic_fetch_add(&e->c.permits_live, 1);
 				CNT_ADD(e, admits, 1);
@@ -917,7 +1030,8 @@ static int peer_has_alternative(te_engine *e, struct te_ctx *ctx, int32_t seg, i
 	struct mcc_seg_desc sd;
 	if (seg_get(e, seg, &sd, 0) != 0)
 		return 0;
-	return select_peer_dev(e, ctx, seg, sd.ndev, 0, dev) >= 0;
+	int avoided = 0; /* a route the policy avoids is still a rail here */
+	return select_peer_dev(e, ctx, seg, sd.ndev, 0, dev, &avoided) >= 0 || avoided;
 }
 
 /* The CQ went to error: no WC will ever come for what is posted on it.
@@ -929,8 +1043,10 @@ static void reclaim_cq(te_engine *e, struct te_worker *w)
 	struct te_ep *eps[512];
 	uint32_t n = 0;
 	pthread_mutex_lock(&ctx->rt_mu);
-	for (struct te_ep *ep = ctx->retired; ep && n < 512; ep = ep->next_retired)
+	for (struct te_ep *ep = ctx->retired; ep && n < 512; ep = ep->next_retired) {
+		atomic_fetch_add(&ep->refs, 1); /* kept while its depths drain here */
 		eps[n++] = ep;
+	}
 	pthread_mutex_unlock(&ctx->rt_mu);
 	for (uint32_t i = 0; i < n; i++) {
 		struct te_ep *ep = eps[i];
@@ -951,7 +1067,78 @@ static void reclaim_cq(te_engine *e, struct te_worker *w)
 		}
 		MCC_HOOK(cc_signal(e, MCC_SIG_ENDPOINT_RECLAIMED, ctx, ep->rt, NULL, ep->gen, 0, 0);)
 		pthread_mutex_unlock(&ep->lock);
+		atomic_fetch_sub(&ep->refs, 1);
 	}
+}
+
+/* One WC of performPollCq (the caller holds a reference on ep). Returns 1
+ * when a rail failed with an alternative (redispatch_counter_). */
+static int poll_wc(te_engine *e, struct te_worker *w, struct te_ep *ep, struct te_slice *s,
+                   const struct mcc_fab_wc *wc, uint64_t now)
+{
+	struct te_ctx *ctx = w->ctx;
+	struct te_qpslot *q = &ep->q[s->qp];
+	/* per-QP depth and CQ outstanding go back; pop the in-order FIFO */
+	atomic_store(&q->head, atomic_load(&q->head) + 1);
+	atomic_fetch_sub(&q->depth, 1);
+	atomic_fetch_sub(&ctx->cq_outstanding, 1);
+	s->ep = NULL;
+#if MCC_CC_COMPILED_IN
+	/* WorkerPool::performPollCq: ibv_poll_cq returned this WC */
+	if (e->cc_on && s->admitted) {
+		struct mcc_completion c;
+		memset(&c, 0, sizeof(c));
+		c.struct_size = sizeof(c);
+		c.wc_status = wc->status;
+		c.vendor_err = wc->vendor_err;
+		c.generation = s->generation;
+		c.bytes = s->permit.bytes;
+		c.post_ns = s->ts;
+		c.complete_ns = now > s->ts ? now : s->ts; /* threaded: post after `now` */
+		c.qp_num = wc->qp_num;
+		c.opcode = (uint32_t)wc->opcode;
+		e->ops->on_completion(w->lane, &s->permit, &c);
+		s->admitted = 0;
+		atomic_fetch_sub(&e->c.permits_live, 1);
+	}
+#endif
+	int st = wc->status;
+	if (st == IBV_WC_SUCCESS) {
+		atomic_store(&ctx->ctx_failures, 0); /* markContextSuccess */
+		task_settle(e, s, 1);
+		return 0;
+	}
+	struct te_route *rt = ep->rt;
+	if (st == IBV_WC_WR_FLUSH_ERR) { /* teardown noise: no rail penalty */
+		CNT_ADD(e, flushes, 1);
+		retry_slice(e, ctx, s, 0);
+		return 0;
+	}
+	CNT_ADD(e, wc_errors, 1);
+	if (is_local_wc_failure(st)) {
+		/* one rail error per path per pass; handleLocalFailure; retry
+		 * handed to another local RNIC keeping the peer rail */
+		pthread_mutex_lock(&ctx->rt_mu);
+		rail_mark_failed(e, rt, now, 0);
+		pthread_mutex_unlock(&ctx->rt_mu);
+		if (atomic_fetch_add(&ctx->ctx_failures, 1) + 1 >= TE_CTX_FAILURE_THRESHOLD)
+			atomic_store(&ctx->active, 0);
+		ep_delete(e, ep);
+		retry_slice(e, ctx, s, 0);
+		return 0;
+	}
+	/* RETRY_EXC, RNR_RETRY_EXC, REM_*, GENERAL, ...: rail failure */
+	int alt = peer_has_alternative(e, ctx, rt->seg, rt->dev);
+	pthread_mutex_lock(&ctx->rt_mu);
+	rail_mark_failed(e, rt, now, alt);
+	pthread_mutex_unlock(&ctx->rt_mu);
+	ep_delete(e, ep);
+	int refresh = st == IBV_WC_REM_ACCESS_ERR || st == IBV_WC_REM_INV_REQ_ERR ||
+	              st == IBV_WC_REM_OP_ERR;
+	MCC_HOOK(if (refresh) cc_signal(e, MCC_SIG_METADATA_STALE, ctx, rt, s, s->generation,
+	                                st, 0);)
+	retry_slice(e, ctx, s, refresh);
+	return alt != 0;
 }
 
 /* WorkerPool::performPollCq: one pass of worker 0. */
@@ -972,69 +1159,12 @@ static uint64_t te_poll_step(void *arg, uint64_t now)
 	for (int i = 0; i < n; i++) {
 		struct te_slice *s = (struct te_slice *)(uintptr_t)wc[i].wr_id;
 		struct te_ep *ep = s->ep;
-		struct te_qpslot *q = &ep->q[s->qp];
-		/* per-QP depth and CQ outstanding go back; pop the in-order FIFO */
-		atomic_store(&q->head, atomic_load(&q->head) + 1);
-		atomic_fetch_sub(&q->depth, 1);
-		atomic_fetch_sub(&ctx->cq_outstanding, 1);
-		s->ep = NULL;
-#if MCC_CC_COMPILED_IN
-		/* WorkerPool::performPollCq: ibv_poll_cq returned this WC */
-		if (e->cc_on && s->admitted) {
-			struct mcc_completion c;
-			memset(&c, 0, sizeof(c));
-			c.struct_size = sizeof(c);
-			c.wc_status = wc[i].status;
-			c.vendor_err = wc[i].vendor_err;
-			c.generation = s->generation;
-			c.bytes = s->permit.bytes;
-			c.post_ns = s->ts;
-			c.complete_ns = now > s->ts ? now : s->ts; /* threaded: post after `now` */
-			c.qp_num = wc[i].qp_num;
-			c.opcode = (uint32_t)wc[i].opcode;
-			e->ops->on_completion(w->lane, &s->permit, &c);
-			s->admitted = 0;
-			atomic_fetch_sub(&e->c.permits_live, 1);
-		}
-#endif
-		int st = wc[i].status;
-		if (st == IBV_WC_SUCCESS) {
-			atomic_store(&ctx->ctx_failures, 0); /* markContextSuccess */
-			task_settle(e, s, 1);
-			continue;
-		}
-		struct te_route *rt = ep->rt;
-		if (st == IBV_WC_WR_FLUSH_ERR) { /* teardown noise: no rail penalty */
-			CNT_ADD(e, flushes, 1);
-			retry_slice(e, ctx, s, 0);
-			continue;
-		}
-		CNT_ADD(e, wc_errors, 1);
-		if (is_local_wc_failure(st)) {
-			/* one rail error per path per pass; handleLocalFailure; retry
-			 * handed to another local RNIC keeping the peer rail */
-			pthread_mutex_lock(&ctx->rt_mu);
-			rail_mark_failed(e, rt, now, 0);
-			pthread_mutex_unlock(&ctx->rt_mu);
-			if (atomic_fetch_add(&ctx->ctx_failures, 1) + 1 >= TE_CTX_FAILURE_THRESHOLD)
-				atomic_store(&ctx->active, 0);
-			ep_delete(e, ep);
-			retry_slice(e, ctx, s, 0);
-			continue;
-		}
-		/* RETRY_EXC, RNR_RETRY_EXC, REM_*, GENERAL, ...: rail failure */
-		int alt = peer_has_alternative(e, ctx, rt->seg, rt->dev);
-		pthread_mutex_lock(&ctx->rt_mu);
-		rail_mark_failed(e, rt, now, alt);
-		pthread_mutex_unlock(&ctx->rt_mu);
-		if (alt)
-			failed_paths++;
-		ep_delete(e, ep);
-		int refresh = st == IBV_WC_REM_ACCESS_ERR || st == IBV_WC_REM_INV_REQ_ERR ||
-		              st == IBV_WC_REM_OP_ERR;
-		MCC_HOOK(if (refresh) cc_signal(e, MCC_SIG_METADATA_STALE, ctx, rt, s, s->generation,
-		                                st, 0);)
-		retry_slice(e, ctx, s, refresh);
+		/* the poller uses the endpoint below (rail, ep_delete) after its
+		 * depth went back, when the monitor may already free it: hold a
+		 * reference, taken before the depth drops (ep_idle) */
+		atomic_fetch_add(&ep->refs, 1);
+		failed_paths += poll_wc(e, w, ep, s, &wc[i], now);
+		atomic_fetch_sub(&ep->refs, 1);
 	}
 	if (failed_paths)
 		atomic_fetch_add(&ctx->redispatch_counter, 1);
@@ -1157,10 +1287,7 @@ static uint64_t te_monitor_step(void *arg, uint64_t now)
 		pthread_mutex_lock(&ctx->rt_mu);
 		for (struct te_ep **pp = &ctx->retired; *pp; pp = &(*pp)->next_retired) {
 			struct te_ep *ep = *pp;
-			int busy = atomic_load(&ep->refs) != 0;
-			for (uint32_t k = 0; k < ep->nqp && !busy; k++)
-				busy = atomic_load(&ep->q[k].depth) != 0;
-			if (!busy) {
+			if (ep_idle(ep)) {
 				*pp = ep->next_retired;
 				done = ep;
 				break;
@@ -1534,6 +1661,8 @@ int te_get_task_congestion_detail(te_engine *e, uint64_t batch_id, uint64_t task
 		facts |= MCC_TASKQ_SEEN_SUCCESS;
 	if (atomic_load(&t->finished))
 		facts |= MCC_TASKQ_FINISHED;
+	if (atomic_load(&t->failed))
+		facts |= MCC_TASKQ_FAILED;
 	return mcc_host_task_query(e->ops, e->cc, batch_id, task_id, facts, detail);
 #else
 	(void)e;

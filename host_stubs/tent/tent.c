@@ -33,6 +33,8 @@
 #define TENT_POLL 64
 #define TENT_BATCH_MAGIC 0x74656e7462617463ull
 #define TENT_MAX_SLICES_PER_REQ 64
+#define TENT_AVOID_HOPS 8         /* re-dispatches after AVOID per slice */
+#define TENT_AVOID_BACKOFF_MAX 64 /* epochs: cap of a route's AVOID backoff */
 
 enum { R_PENDING = 0, R_COMPLETED, R_FAILED, R_TIMEOUT };
 
@@ -47,6 +49,7 @@ struct tent_slice {
 	int src_dev, dst_dev; /* -1: not chosen yet */
 	uint32_t rkey;
 	uint32_t retry_count;
+	uint32_t avoid_hops; /* re-dispatches after AVOID (not the retry budget) */
 	uint32_t last_fallback_idx;
 	int priority;
 	uint64_t enqueue_ts;
@@ -109,6 +112,10 @@ struct tent_route { /* PostPath {local_dev, remote_segment, remote_dev} */
 	uint32_t gen;
 	struct tent_ep *ep;
 	char path[64];
+	/* the policy answered AVOID (route QUARANTINED): device selection skips
+	 * the path before avoid_until; the backoff doubles per AVOID up to
+	 * TENT_AVOID_BACKOFF_MAX epochs and restarts on an admission */
+	_Atomic uint64_t avoid_until, avoid_backoff;
 	MCC_FIELD(mcc_route *cc;)
 };
 
@@ -157,7 +164,7 @@ struct tent_counters {
 	_Atomic uint64_t wc_errors, flushes, timeouts, post_rejects, defers, avoids, admits;
 	_Atomic uint64_t endpoints_created, endpoints_reset, rail_pauses, async_events, reclaimed;
 	_Atomic int64_t permits_live;
-	_Atomic uint64_t cpu_virtual_ns;
+	_Atomic uint64_t cpu_virtual_ns, handoffs;
 };
 
 struct tent_engine {
@@ -299,7 +306,7 @@ static void cc_signal(tent_engine *e, uint32_t kind, struct tent_dev *d, struct 
 	if (s) {
 		sig.task.batch_id = (uint64_t)(uintptr_t)s->task->batch;
 		sig.task.task_id = s->task->id;
-		sig.task.attempt = s->retry_count;
+		sig.task.attempt = s->retry_count + s->avoid_hops;
 	}
 	sig.generation = gen;
 	sig.error = err;
@@ -387,9 +394,21 @@ static int select_device(tent_engine *e, uint32_t bytes, int avoid)
 	return best;
 }
 
+/* Whether the policy avoids the path (dev -> seg, rdev) now. */
+static int route_avoided(tent_engine *e, int dev, uint32_t seg, int rdev, uint64_t now)
+{
+	struct tent_dev *d = &e->dev[dev];
+	pthread_mutex_lock(&d->mu);
+	struct tent_route *rt = d->routes[seg][rdev];
+	pthread_mutex_unlock(&d->mu);
+	return rt && atomic_load(&rt->avoid_until) > now;
+}
+
 /* generatePostPath: local device (DeviceSelector), remote device
  * (RailMonitor::findBestRemoteDevice: same rail), or selectFallbackDevice
- * for retries / paused rails (rotate over pairs after last_fallback_idx). */
+ * for retries / paused rails (rotate over pairs after last_fallback_idx),
+ * passing over paths the policy avoids. 0: a path; 1: only avoided paths
+ * (one of them is set: the slice waits there); < 0: none. */
 static int generate_post_path(struct tent_lane *l, struct tent_slice *s, int avoid_dev,
                               int avoid_rdev, int refresh)
 {
@@ -402,7 +421,7 @@ static int generate_post_path(struct tent_lane *l, struct tent_slice *s, int avo
 		int d = select_device(e, s->len, -1);
 		if (d >= 0) {
 			int rd = d % (int)sd.ndev;
-			if (rail_available(l, d, s->seg, rd, now)) {
+			if (rail_available(l, d, s->seg, rd, now) && !route_avoided(e, d, s->seg, rd, now)) {
 				s->src_dev = d;
 				s->dst_dev = rd;
 				s->rkey = sd.rkey[rd];
@@ -411,6 +430,7 @@ static int generate_post_path(struct tent_lane *l, struct tent_slice *s, int avo
 		}
 	}
 	uint32_t pairs = e->ndev * sd.ndev;
+	int64_t only_avoided = -1; /* a pair the policy avoids: used when nothing else */
 	for (uint32_t k = 1; k <= pairs; k++) {
 		uint32_t idx = (s->last_fallback_idx + k) % pairs;
 		int d = (int)(idx / sd.ndev), rd = (int)(idx % sd.ndev);
@@ -418,13 +438,23 @@ static int generate_post_path(struct tent_lane *l, struct tent_slice *s, int avo
 			continue;
 		if (!rail_available(l, d, s->seg, rd, now))
 			continue;
+		if (route_avoided(e, d, s->seg, rd, now)) {
+			if (only_avoided < 0)
+				only_avoided = idx;
+			continue;
+		}
 		s->last_fallback_idx = idx;
 		s->src_dev = d;
 		s->dst_dev = rd;
 		s->rkey = sd.rkey[rd];
 		return 0;
 	}
-	return -ENODEV;
+	if (only_avoided < 0)
+		return -ENODEV;
+	s->src_dev = (int)((uint32_t)only_avoided / sd.ndev);
+	s->dst_dev = (int)((uint32_t)only_avoided % sd.ndev);
+	s->rkey = sd.rkey[s->dst_dev];
+	return 1; /* every usable path is avoided: wait on one of them */
 }
 
 /* ------------------------------------------------------------- endpoints */
@@ -508,6 +538,19 @@ static struct tent_ep *get_endpoint(tent_engine *e, struct tent_dev *d, struct t
 	return ep;
 }
 
+/* Endpoint lifetime: a retired endpoint is freed by the monitor only when
+ * idle: every QP depth 0 (no WC to come) and no reference. A lane that uses
+ * an endpoint after giving back a depth takes its reference first, and the
+ * monitor reads the depths before the references, so it never sees both at
+ * 0 while such a lane is still on it (sequentially consistent atomics). */
+static int ep_idle(struct tent_ep *ep)
+{
+	for (uint32_t k = 0; k < ep->nqp; k++)
+		if (atomic_load(&ep->q[k].depth) != 0)
+			return 0;
+	return atomic_load(&ep->refs) == 0;
+}
+
 /* resetConnection: begin destroy, remove from the store (next getOrInsert
  * builds a new generation); WRs flush to their CQs. */
 static void ep_reset(tent_engine *e, struct tent_dev *d, struct tent_ep *ep)
@@ -585,6 +628,36 @@ static void acknowledge(struct tent_lane *l, struct tent_qp *q, uint64_t k, int 
 	}
 }
 
+#if MCC_CC_COMPILED_IN
+/* A slice on a path the policy avoids: selectFallbackDevice passing over
+ * avoided paths (another remote device, else another local device: the
+ * DeviceSelector's hand-off), never charging the retry budget, at most
+ * TENT_AVOID_HOPS times per slice. -1: moved; 0: it waits on its path (no
+ * other path, or out of hops; `signal`: tell the policy NO_USABLE_PATH). */
+static int avoid_move(struct tent_lane *l, struct tent_slice *s, struct tent_dev *d,
+                      struct tent_route *rt, uint32_t gen, int signal)
+{
+	tent_engine *e = l->e;
+	int avoid_dev = s->src_dev, avoid_rdev = s->dst_dev;
+	uint32_t rkey = s->rkey;
+	if (s->avoid_hops < TENT_AVOID_HOPS &&
+	    generate_post_path(l, s, avoid_dev, avoid_rdev, 0) == 0) {
+		s->avoid_hops++;
+		if (s->src_dev != avoid_dev)
+			CNT_ADD(e, handoffs, 1);
+		cc_unqueue(e, s);
+		lane_push(l, s);
+		return -1;
+	}
+	s->src_dev = avoid_dev;
+	s->dst_dev = avoid_rdev;
+	s->rkey = rkey;
+	if (signal)
+		cc_signal(e, MCC_SIG_NO_USABLE_PATH, d, rt, s, gen, 0, 0, 0);
+	return 0;
+}
+#endif
+
 /* RdmaEndPoint::submitSlices for one slice (the post boundary). Returns
  * 1 posted, 0 leave queued (limits or DEFER), -1 slice moved elsewhere. */
 static int submit_slice(struct tent_lane *l, struct tent_slice *s, struct tent_route **deferred,
@@ -617,7 +690,16 @@ static int submit_slice(struct tent_lane *l, struct tent_slice *s, struct tent_r
 	if (e->cc_on && rt->cc) {
 		struct mcc_permit pi = MCC_PERMIT_INIT;
 		r->permit = pi;
-		struct mcc_task_ref tr = {(uint64_t)(uintptr_t)s->task->batch, s->task->id, s->retry_count, 0};
+		/* attempt counts every dispatch (retries and AVOID moves) */
+		struct mcc_task_ref tr = {(uint64_t)(uintptr_t)s->task->batch, s->task->id,
+		                          s->retry_count + s->avoid_hops, 0};
+		uint64_t now = now_of(e);
+		if (atomic_load(&rt->avoid_until) > now) { /* backing off: not offered */
+			rc = avoid_move(l, s, d, rt, ep->gen, 0);
+			if (!rc && *ndeferred < 64)
+				deferred[(*ndeferred)++] = rt;
+			goto out;
+		}
 		int dcs = e->ops->try_acquire(l->lane, rt->cc, s->len, ep->gen, &tr, &r->permit);
 		if (dcs == MCC_DEFER) {
 			CNT_ADD(e, defers, 1);
@@ -627,23 +709,18 @@ static int submit_slice(struct tent_lane *l, struct tent_slice *s, struct tent_r
 		}
 		if (dcs == MCC_AVOID) { /* selectFallbackDevice, no rail penalty */
 			CNT_ADD(e, avoids, 1);
-			int avoid_dev = s->src_dev, avoid_rdev = s->dst_dev;
-			if (generate_post_path(l, s, avoid_dev, avoid_rdev, 0) == 0 &&
-			    !(s->src_dev == avoid_dev && s->dst_dev == avoid_rdev)) {
-				s->retry_count++;
-				rc = -1;
-				cc_unqueue(e, s);
-				lane_push(l, s);
-			} else {
-				s->src_dev = avoid_dev;
-				s->dst_dev = avoid_rdev;
-				cc_signal(e, MCC_SIG_NO_USABLE_PATH, d, rt, s, ep->gen, 0, 0, 0);
-				if (*ndeferred < 64)
-					deferred[(*ndeferred)++] = rt;
-			}
+			uint64_t cap = TENT_AVOID_BACKOFF_MAX * e->epoch_ns, b = atomic_load(&rt->avoid_backoff);
+			b = !b ? e->epoch_ns : b * 2 > cap ? cap : b * 2;
+			atomic_store(&rt->avoid_backoff, b);
+			atomic_store(&rt->avoid_until, now + b);
+			rc = avoid_move(l, s, d, rt, ep->gen, 1);
+			if (!rc && *ndeferred < 64)
+				deferred[(*ndeferred)++] = rt;
 			goto out;
 		}
 		if (dcs == MCC_ADMIT) {
+			if (atomic_load(&rt->avoid_backoff))
+				atomic_store(&rt->avoid_backoff, 0); /* the route admits again */
 			r->admitted = 1;
 			atomic_fetch_add(&e->c.permits_live, 1);
 			CNT_ADD(e, admits, 1);
@@ -721,7 +798,7 @@ static uint32_t async_post_send(struct tent_lane *l)
 		struct tent_slice *s = *pp;
 		if (s->src_dev < 0 || !atomic_load(&e->dev[s->src_dev].enabled)) {
 			MCC_HOOK(cc_unqueue(e, s);) /* choosing a device again */
-			if (generate_post_path(l, s, -1, -1, 0) != 0) {
+			if (generate_post_path(l, s, -1, -1, 0) < 0) {
 				/* no path at all: fail (cross-transport failover is the
 				 * runtime's, not modelled) */
 				*pp = s->next;
@@ -822,6 +899,64 @@ static void check_timeouts(struct tent_lane *l, uint64_t now)
 	}
 }
 
+/* One WC of asyncPollCq (the caller holds a reference on r->ep). */
+static void poll_wc(struct tent_lane *l, struct tent_dev *d, struct tent_rec *r,
+                    const struct mcc_fab_wc *wc, uint64_t now)
+{
+	tent_engine *e = l->e;
+	struct tent_ep *ep = r->ep;
+	struct tent_qp *q = &ep->q[r->qp];
+	uint64_t idx = q->wc_head++;
+	atomic_fetch_sub(&q->depth, 1);
+	atomic_fetch_sub(&d->inflight_bytes, r->bytes);
+	int st = wc->status;
+#if MCC_CC_COMPILED_IN
+	/* Workers::asyncPollCq: ibv_poll_cq returned this WC */
+	if (e->cc_on && r->admitted) {
+		struct mcc_completion c;
+		memset(&c, 0, sizeof(c));
+		c.struct_size = sizeof(c);
+		c.wc_status = st;
+		c.vendor_err = wc->vendor_err;
+		c.generation = r->gen;
+		c.bytes = r->permit.bytes;
+		c.post_ns = r->post_ts;
+		c.complete_ns = now > r->post_ts ? now : r->post_ts;
+		c.qp_num = wc->qp_num;
+		c.opcode = (uint32_t)wc->opcode;
+		e->ops->on_completion(l->lane, &r->permit, &c);
+		r->admitted = 0;
+		atomic_fetch_sub(&e->c.permits_live, 1);
+	}
+#endif
+	if (!r->slice) /* already acknowledged by an earlier sweep */
+		return;
+	struct tent_slice *s = r->slice;
+	if (st == IBV_WC_SUCCESS) {
+		/* releaseSliceQuota: EWMA from enqueue (includes queueing) */
+		uint64_t lat = now > s->enqueue_ts ? now - s->enqueue_ts : 1;
+		double bw = (double)s->len * 1e9 / (double)lat, old = ld_bw(d);
+		double lo = 0.1 * (double)d->attr.link_rate_bps / 8, hi = 10.0 * lo * 10;
+		double nw = old * 0.99 + bw * 0.01;
+		st_bw(d, nw < lo ? lo : nw > hi ? hi : nw);
+		atomic_fetch_add(&d->completed_bytes, s->len); /* noteCompleted */
+		rail_mark_recovered(l, d->idx, s->seg, s->dst_dev);
+		acknowledge(l, q, idx, R_COMPLETED, 0);
+		return;
+	}
+	if (st == IBV_WC_WR_FLUSH_ERR)
+		CNT_ADD(e, flushes, 1);
+	else
+		CNT_ADD(e, wc_errors, 1);
+	/* every error resets the endpoint and charges the rail */
+	rail_mark_failed(l, d->idx, s->seg, s->dst_dev, now);
+	int refresh = st == IBV_WC_REM_ACCESS_ERR || st == IBV_WC_REM_OP_ERR;
+	MCC_HOOK(if (refresh) cc_signal(e, MCC_SIG_METADATA_STALE, d, ep->rt, s, r->gen, st, 0,
+	                                0);)
+	acknowledge(l, q, idx, R_PENDING, refresh);
+	ep_reset(e, d, ep);
+}
+
 /* Workers::asyncPollCq */
 static uint32_t async_poll_cq(struct tent_lane *l, uint64_t now)
 {
@@ -838,56 +973,12 @@ static uint32_t async_poll_cq(struct tent_lane *l, uint64_t now)
 		for (int k = 0; k < n; k++) {
 			struct tent_rec *r = (struct tent_rec *)(uintptr_t)wc[k].wr_id;
 			struct tent_ep *ep = r->ep;
-			struct tent_qp *q = &ep->q[r->qp];
-			uint64_t idx = q->wc_head++;
-			atomic_fetch_sub(&q->depth, 1);
-			atomic_fetch_sub(&d->inflight_bytes, r->bytes);
-			int st = wc[k].status;
-#if MCC_CC_COMPILED_IN
-			/* Workers::asyncPollCq: ibv_poll_cq returned this WC */
-			if (e->cc_on && r->admitted) {
-				struct mcc_completion c;
-				memset(&c, 0, sizeof(c));
-				c.struct_size = sizeof(c);
-				c.wc_status = st;
-				c.vendor_err = wc[k].vendor_err;
-				c.generation = r->gen;
-				c.bytes = r->permit.bytes;
-				c.post_ns = r->post_ts;
-				c.complete_ns = now > r->post_ts ? now : r->post_ts;
-				c.qp_num = wc[k].qp_num;
-				c.opcode = (uint32_t)wc[k].opcode;
-				e->ops->on_completion(l->lane, &r->permit, &c);
-				r->admitted = 0;
-				atomic_fetch_sub(&e->c.permits_live, 1);
-			}
-#endif
-			if (!r->slice) /* already acknowledged by an earlier sweep */
-				continue;
-			struct tent_slice *s = r->slice;
-			if (st == IBV_WC_SUCCESS) {
-				/* releaseSliceQuota: EWMA from enqueue (includes queueing) */
-				uint64_t lat = now > s->enqueue_ts ? now - s->enqueue_ts : 1;
-				double bw = (double)s->len * 1e9 / (double)lat, old = ld_bw(d);
-				double lo = 0.1 * (double)d->attr.link_rate_bps / 8, hi = 10.0 * lo * 10;
-				double nw = old * 0.99 + bw * 0.01;
-				st_bw(d, nw < lo ? lo : nw > hi ? hi : nw);
-				atomic_fetch_add(&d->completed_bytes, s->len); /* noteCompleted */
-				rail_mark_recovered(l, d->idx, s->seg, s->dst_dev);
-				acknowledge(l, q, idx, R_COMPLETED, 0);
-				continue;
-			}
-			if (st == IBV_WC_WR_FLUSH_ERR)
-				CNT_ADD(e, flushes, 1);
-			else
-				CNT_ADD(e, wc_errors, 1);
-			/* every error resets the endpoint and charges the rail */
-			rail_mark_failed(l, d->idx, s->seg, s->dst_dev, now);
-			int refresh = st == IBV_WC_REM_ACCESS_ERR || st == IBV_WC_REM_OP_ERR;
-			MCC_HOOK(if (refresh) cc_signal(e, MCC_SIG_METADATA_STALE, d, ep->rt, s, r->gen, st, 0,
-			                                0);)
-			acknowledge(l, q, idx, R_PENDING, refresh);
-			ep_reset(e, d, ep);
+			/* the WC's endpoint is used after its depth went back, when the
+			 * monitor may already free it: hold a reference, taken before
+			 * the depth drops (ep_idle) */
+			atomic_fetch_add(&ep->refs, 1);
+			poll_wc(l, d, r, &wc[k], now);
+			atomic_fetch_sub(&ep->refs, 1);
 		}
 		total += (uint32_t)(n > 0 ? n : 0);
 		MCC_HOOK(if (e->cc_on) e->ops->poller_progress(l->lane, d->ccdev, (uint32_t)(n > 0 ? n : 0));)
@@ -999,10 +1090,7 @@ static uint64_t tent_monitor_step(void *arg, uint64_t now)
 		pthread_mutex_lock(&d->mu);
 		for (struct tent_ep **pp = &d->retired; *pp;) {
 			struct tent_ep *ep = *pp;
-			int busy = atomic_load(&ep->refs) != 0;
-			for (uint32_t k = 0; k < ep->nqp && !busy; k++)
-				busy = atomic_load(&ep->q[k].depth) != 0;
-			if (busy) {
+			if (!ep_idle(ep)) {
 				pp = &ep->next_retired;
 				continue;
 			}
@@ -1341,6 +1429,8 @@ int tent_get_task_congestion_detail(tent_engine *e, uint64_t batch_id, uint64_t 
 		facts |= MCC_TASKQ_SEEN_SUCCESS;
 	if (atomic_load(&t->resolved) == t->nslices)
 		facts |= MCC_TASKQ_FINISHED;
+	if (atomic_load(&t->failed))
+		facts |= MCC_TASKQ_FAILED;
 	return mcc_host_task_query(e->ops, e->cc, batch_id, task_id, facts, detail);
 #else
 	(void)e;
@@ -1388,6 +1478,7 @@ void tent_get_stats(tent_engine *e, struct tent_stats *o)
 	LD(reclaimed);
 	LD(permits_live);
 	LD(cpu_virtual_ns);
+	LD(handoffs);
 #undef LD
 }
 

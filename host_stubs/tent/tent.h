@@ -72,6 +72,7 @@ struct tent_stats {
 	uint64_t endpoints_created, endpoints_reset, rail_pauses, async_events, reclaimed;
 	int64_t permits_live;
 	uint64_t cpu_virtual_ns;
+	uint64_t handoffs; /* slices moved to another local device after AVOID */
 };
 
 void tent_config_defaults(struct tent_config *cfg);

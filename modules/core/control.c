@@ -12,7 +12,7 @@
  *   SUSPECT   --clean successful epoch-->                      HEALTHY or CONGESTED
  *   HEALTHY/CONGESTED/SUSPECT --threshold, CQ/port/device fatal--> QUARANTINED
  *   QUARANTINED --cooldown expired-->                          PROBING
- *   PROBING   --probe_successes clean probe completions-->     CONGESTED at min window
+ *   PROBING   --probe_successes clean probe completions-->     HEALTHY at min window (slow start)
  *   PROBING   --probe failure or hard error-->                 QUARANTINED (new cooldown)
  */
 #include <errno.h>
@@ -177,6 +177,25 @@ void mcc_ctl_hard_error(struct mcc_core *core, struct mcc_dom *d, uint32_t n, ui
 	}
 }
 
+/* A bounded first burst: a new domain starts at `w0` (clamped to
+ * [min_window_bytes, max_window_bytes]) and slow starts, doubling per clean
+ * epoch in which it used its window, up to max_window_bytes or the first
+ * high-pressure epoch (see aimd()). It has no congestion to resume from:
+ * its low run counts as complete. */
+void mcc_ctl_start(struct mcc_core *core, struct mcc_dom *d, uint64_t w0)
+{
+	if (w0 < core->p.min_window)
+		w0 = core->p.min_window;
+	if (w0 > core->p.max_window)
+		w0 = core->p.max_window;
+	atomic_store_explicit(&d->window, w0, RLX);
+	mcc_dom_set_limit(d);
+	d->cs.pre_cut = core->p.max_window;
+	d->cs.ss = true;
+	d->cs.low_streak = core->p.low_epochs;
+	mcc_ctl_publish(core, d, MCC_PATH_HEALTHY, true);
+}
+
 static void enter_probing(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 {
 	atomic_store_explicit(&d->window, core->p.min_window, RLX);
@@ -189,19 +208,28 @@ static void enter_probing(struct mcc_core *core, struct mcc_dom *d, uint64_t now
 	mcc_ctl_set_state(core, d, MCC_PATH_PROBING, now);
 }
 
-/* Probe succeeded: CONGESTED at the minimum window, then fast recovery
- * toward the pre-quarantine window (anchors T5), then additive growth. */
+/* Probe succeeded: HEALTHY at the minimum window, slow start toward the
+ * pre-quarantine window (doubling per clean epoch once low_pressure_epochs
+ * clean epochs have resumed growth, as fast recovery did), then additive
+ * growth.
+ * Not CONGESTED: nothing measured pressure, so successes on the recovered
+ * path are not congestion feedback; a high epoch ends the slow start and
+ * takes the ordinary HEALTHY -> CONGESTED path. The base is learned anew:
+ * the new endpoint generation may take another way through the fabric. */
 static void recover(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 {
 	struct mcc_ctl *cs = &d->cs;
 	atomic_store_explicit(&d->window, core->p.min_window, RLX);
 	mcc_dom_set_limit(d);
 	cs->pre_cut = cs->pre_q_window > core->p.min_window ? cs->pre_q_window : core->p.min_window;
-	cs->fr_left = core->p.fr_epochs;
+	cs->ss = true;
+	cs->fr_left = 0;
+	cs->base_n = 0;
+	cs->base_prev_ok = false;
 	cs->high_streak = cs->low_streak = cs->clean_streak = 0;
 	cs->hard_errors = 0;
 	cs->probe_ok = 0;
-	mcc_ctl_set_state(core, d, MCC_PATH_CONGESTED, now);
+	mcc_ctl_set_state(core, d, MCC_PATH_HEALTHY, now);
 	if (d->kind == MCC_DOM_ROUTE) {
 		mcc_ev_route_recovered(core, ((struct mcc_route *)d)->name_idx);
 	} else {
@@ -220,6 +248,11 @@ static void recover(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 
 /* --------------------------------------------------------------------- AIMD */
 
+/* What a clean epoch does in slow start: hold (no base from an earlier epoch
+ * yet), double (queueing at most target / 4), or end slow start (queueing
+ * rose above that: the window passed what the path holds without a queue) */
+enum ss_step { SS_HOLD, SS_GROW, SS_EXIT };
+
 /*
  * One epoch of AIMD. `sev` (1..100) scales the multiplicative decrease
  * (anchors T3: x (1 - (1 - md) * s) on soft signals, at most once per
@@ -237,7 +270,7 @@ static void recover(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
  * few epochs instead of one cut per hysteresis run.
  */
 static void aimd(struct mcc_core *core, struct mcc_dom *d, uint32_t st, bool high, bool clean,
-                 uint32_t sev, uint64_t actual, uint64_t now)
+                 bool calm, uint32_t sev, enum ss_step ssx, uint64_t actual, uint64_t now)
 {
 	struct mcc_ctl *cs = &d->cs;
 	const struct mcc_params *p = &core->p;
@@ -248,6 +281,7 @@ static void aimd(struct mcc_core *core, struct mcc_dom *d, uint32_t st, bool hig
 		cs->hard_errors = 0; /* hard errors decay after clean epochs */
 	if (high) {
 		cs->low_streak = 0;
+		cs->ss = false; /* the first high epoch ends slow start */
 		bool congested = st == MCC_PATH_CONGESTED ||
 		                 (st == MCC_PATH_SUSPECT && cs->suspect_prev == MCC_PATH_CONGESTED);
 		if (++cs->high_streak >= p->high_epochs || (congested && actual <= w)) {
@@ -268,6 +302,27 @@ static void aimd(struct mcc_core *core, struct mcc_dom *d, uint32_t st, bool hig
 			else if (st == MCC_PATH_SUSPECT)
 				cs->suspect_prev = MCC_PATH_CONGESTED;
 		}
+	} else if (clean && !calm) {
+		/* queueing between target / 2 and target: hold the window (and
+		 * the low run), neither a cut nor growth */
+		cs->high_streak = 0;
+		if (cs->ss && ssx == SS_EXIT)
+			cs->ss = false;
+	} else if (clean && cs->ss && st == MCC_PATH_HEALTHY) {
+		/* slow start: double while clean, but only a window in use (in
+		 * flight at tick or delivered in the epoch at least half of it), so
+		 * an idle or application-limited domain does not grow unproven */
+		cs->high_streak = 0;
+		cs->low_streak++;
+		if (ssx == SS_EXIT)
+			cs->ss = false;
+		else if (ssx == SS_GROW && cs->low_streak >= p->low_epochs &&
+		         (2 * actual >= w || 2 * cs->ep_bytes >= w))
+			nw = w < cs->pre_cut / 2 ? 2 * w : cs->pre_cut;
+		if (nw > p->max_window)
+			nw = p->max_window;
+		if (nw >= cs->pre_cut || nw >= p->max_window)
+			cs->ss = false; /* then additive increase */
 	} else if (clean) {
 		cs->high_streak = 0;
 		if (++cs->low_streak >= p->low_epochs && st != MCC_PATH_SUSPECT) {
@@ -414,10 +469,9 @@ static void measure(struct mcc_dom *d, uint64_t dt, uint64_t now)
 	gather(d);
 	uint64_t shared = mcc_dom_inflight(d);
 	uint64_t actual = shared > cs->tmp_credit ? shared - cs->tmp_credit : 0;
-	if (dt && (cs->ep_bytes || actual)) {
-		uint64_t inst = sat_u64((double)cs->ep_bytes * 1e9 / (double)dt);
-		cs->rate = cs->rate ? (3 * cs->rate + inst) / 4 : inst;
-	}
+	cs->ep_rate = dt ? sat_u64((double)cs->ep_bytes * 1e9 / (double)dt) : 0;
+	if (dt && (cs->ep_bytes || actual))
+		cs->rate = cs->rate ? (3 * cs->rate + cs->ep_rate) / 4 : cs->ep_rate;
 	if (cs->ep_bytes || !actual) {
 		cs->drained_ns = now;
 		cs->dlv_rate = cs->rate;
@@ -446,7 +500,10 @@ static void route_pressure(struct mcc_core *core, struct mcc_route *r)
 	if (lim && dv) {
 		struct mcc_ctl *x = &dv->d.cs;
 		x->x_actual += cs->ep_actual;
-		x->x_rate += cs->rate;
+		/* at most what it delivered this epoch: a rate kept from a busy
+		 * spell before an idle one (rates only move in active epochs)
+		 * has long decayed out of the device's own rate */
+		x->x_rate += cs->rate < cs->ep_rate ? cs->rate : cs->ep_rate;
 		x->x_lat += cs->ep_lat;
 		x->x_latn += cs->ep_latn;
 	}
@@ -473,6 +530,28 @@ static void device_pressure(struct mcc_device *dv, uint64_t now)
 	cs->excess_us = sub0(cs->drain_us, local_us(rate, cs->drain_us, cap));
 }
 
+/*
+ * Base (see README.md "Pressure"): the path's own drain time without
+ * queueing, learned as the minimum excess over the last one to two buckets
+ * of MCC_BASE_EPOCHS epochs with completions (the windowed minimum RTT of
+ * delay-based controllers such as TIMELY and Swift). An emulated or long
+ * path whose excess never falls under target_drain_us is thereby not
+ * congested by itself; queueing that builds on top of it still is. The
+ * current epoch counts, so a domain's first epoch is its own base.
+ */
+static void base_learn(struct mcc_ctl *cs)
+{
+	if (!cs->base_n || cs->excess_us < cs->base_cur)
+		cs->base_cur = cs->excess_us;
+	cs->base_us = cs->base_prev_ok && cs->base_prev < cs->base_cur ? cs->base_prev
+	                                                                : cs->base_cur;
+	if (++cs->base_n >= MCC_BASE_EPOCHS) {
+		cs->base_prev = cs->base_cur;
+		cs->base_prev_ok = true;
+		cs->base_n = 0;
+	}
+}
+
 static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 {
 	struct mcc_ctl *cs = &d->cs;
@@ -485,15 +564,17 @@ static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 	bool grew = backlog > cs->last_backlog;
 	cs->last_backlog = backlog;
 
-	bool over = cs->excess_us > p->target_drain_us;
+	bool based = cs->base_n || cs->base_prev_ok; /* a base from earlier epochs */
+	if (cs->ep_compl)
+		base_learn(cs);
+	uint64_t q = sub0(cs->excess_us, cs->base_us); /* queueing beyond the base */
+	bool over = q > p->target_drain_us;
 	bool high = over || rnr || grew;
-	/* severity of the decrease: excess / (2 x target), capped at 1 (a
+	/* severity of the decrease: queueing / (2 x target), capped at 1 (a
 	 * signal without a drain measure, RNR or backlog growth, counts as 1) */
 	uint32_t sev = 100;
 	if (!rnr && !grew && over)
-		sev = cs->excess_us / p->target_drain_us >= 2
-		          ? 100
-		          : (uint32_t)(cs->excess_us * 50 / p->target_drain_us);
+		sev = q / p->target_drain_us >= 2 ? 100 : (uint32_t)(q * 50 / p->target_drain_us);
 
 	uint32_t from = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
 	if (hard)
@@ -519,7 +600,9 @@ static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 			st = cs->suspect_prev;
 			mcc_ctl_set_state(core, d, st, now);
 		}
-		aimd(core, d, st, high, clean, sev, cs->ep_actual, now);
+		aimd(core, d, st, high, clean, 2 * q <= p->target_drain_us, sev,
+		     !based ? SS_HOLD : 4 * q <= p->target_drain_us ? SS_GROW : SS_EXIT,
+		     cs->ep_actual, now);
 		break;
 	}
 	cs->hard_epoch = 0;

@@ -45,6 +45,9 @@
 #define MCC_MAX_LANES_DEFAULT 64u
 #define MCC_MAX_LANES_CAP 1024u
 #define MCC_DEADLINES_MAX 4096u /* soft deadlines pending per epoch */
+/* base of a path's drain time: minimum over the last 1-2 buckets of this
+ * many epochs with completions (0.5-1 s at the default 1 ms epoch) */
+#define MCC_BASE_EPOCHS 512u
 /* credit mode needs this many admissions in the last epoch: below it a
  * shared CAS per slice costs nothing measurable and keeps stats exact */
 #define MCC_CREDIT_MIN_ADMITS 64u
@@ -153,11 +156,18 @@ struct mcc_ctl {
 	uint64_t drained_ns; /* tick at which it last delivered or held nothing */
 	uint64_t dlv_rate;   /* rate at that tick (the gap cap of drain_us) */
 	uint64_t excess_us; /* of which beyond the local NIC's own serialisation */
+	/* the path's own base: windowed minimum of excess_us over epochs with
+	 * completions (two buckets of MCC_BASE_EPOCHS; control.c "Base") */
+	uint64_t base_us, base_cur, base_prev;
+	uint32_t base_n;     /* epochs in the current bucket */
+	bool base_prev_ok;   /* base_prev holds a full bucket */
+	bool ss;             /* slow start: double per clean epoch up to pre_cut */
 	/* this epoch's measurement (tick: measured for every domain before any
 	 * state changes, see control.c "Pressure") */
 	uint64_t ep_bytes, ep_compl, ep_lat, ep_latn, ep_admits;
 	uint64_t ep_actual; /* in-flight bytes, lane credit excluded */
 	uint64_t ep_rnr;    /* receiver-pressure completions */
+	uint64_t ep_rate;   /* delivery rate of this epoch alone, bytes/s */
 	/* device: what its route-limited routes contributed (excluded from the
 	 * device's own pressure) */
 	uint64_t x_actual, x_rate, x_lat, x_latn;
@@ -517,6 +527,9 @@ struct mcc_core {
 	/* entries in the evidence table (written under core->lock): with none
 	 * and nothing pending, task_query and batch_free answer without the lock */
 	_Atomic uint32_t ev_entries;
+	/* batch_free calls that dropped entries: part of the lanes' anomaly
+	 * dedupe key, so a batch id reused within an epoch is recorded again */
+	_Atomic uint32_t ev_frees;
 
 	alignas(MCC_LINE) pthread_mutex_t lock;
 	struct mcc_lane **lanes; /* [max_lanes] (cold) */
@@ -558,6 +571,8 @@ void mcc_core_poller_progress(mcc_lane *lane, mcc_device *dev, uint32_t ncqe);
 
 /* All under core->lock. */
 void mcc_ctl_publish(struct mcc_core *core, struct mcc_dom *d, uint32_t state, bool bump);
+/* a new domain's first window: w0 within [min, max], then slow start (control.c) */
+void mcc_ctl_start(struct mcc_core *core, struct mcc_dom *d, uint64_t w0);
 void mcc_ctl_set_state(struct mcc_core *core, struct mcc_dom *d, uint32_t state, uint64_t now);
 void mcc_ctl_quarantine(struct mcc_core *core, struct mcc_dom *d, uint64_t now);
 void mcc_ctl_hard_error(struct mcc_core *core, struct mcc_dom *d, uint32_t n, uint64_t now);

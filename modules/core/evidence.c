@@ -11,8 +11,11 @@
  * The core->lock holder drains the rings (tick, task_query, batch_free,
  * lane_close) and applies records to the table in sequence order; the apply
  * rules only compare sequence numbers, so a record published late still lands
- * correctly (a success resolves every older record of the task whose attempt
- * is not newer than its own).
+ * correctly (a success resolves the task's older records it can answer:
+ * CONGESTED evidence of its attempt or an older one, a slice's own evidence
+ * (AVOID, errors, LONG_UNAVAILABLE, UNKNOWN) only from a newer attempt; see
+ * task_query in mcc_policy_v1.h). A task without a record reads
+ * MCC_REASON_NO_RECORD, its state from the host's facts alone.
  *
  * Successful completions stay cheap: they push a record only when
  * core->ev_active (pending records + tasks with unresolved evidence) is
@@ -277,6 +280,20 @@ static uint32_t ev_get(struct mcc_core *core, uint64_t b, uint64_t tk, bool crea
 	return i;
 }
 
+/* Evidence that belongs to one slice's attempt (anything but CONGESTED
+ * evidence without an error completion): a success of the same attempt may
+ * be another slice's, so only a newer attempt resolves it. */
+static bool slice_bound(int cls, uint32_t observed)
+{
+	return cls != MCC_EVC_CG || (observed & MCC_OBS_WC);
+}
+
+/* Does a success of `ok_attempt` (sequenced after the item) resolve it? */
+static bool resolved_by(int cls, uint32_t observed, uint32_t attempt, uint32_t ok_attempt)
+{
+	return slice_bound(cls, observed) ? attempt < ok_attempt : attempt <= ok_attempt;
+}
+
 static int class_of(uint32_t reason)
 {
 	switch (mcc_reason_projection(reason)) {
@@ -313,7 +330,7 @@ static void apply_anomaly(struct mcc_core *core, const struct mcc_ev *r)
 	struct mcc_ev_item *it = &e->it[cls];
 	if (it->used && it->seq > r->seq)
 		return;
-	bool res = e->ok_seq > r->seq && r->attempt <= e->ok_attempt;
+	bool res = e->ok_seq > r->seq && resolved_by(cls, r->observed, r->attempt, e->ok_attempt);
 	if (!res && cls != MCC_EVC_UK && r->name_idx &&
 	    core->reg[r->name_idx - 1].recovered_seq > r->seq)
 		res = true; /* the path recovered since */
@@ -348,10 +365,13 @@ static void apply_success(struct mcc_core *core, const struct mcc_ev *r)
 		e->ok_seq = r->seq;
 	if (r->attempt > e->ok_attempt)
 		e->ok_attempt = r->attempt;
-	/* a new successful attempt clears older evidence (any class) */
+	/* a success clears older evidence it can be the answer to: CONGESTED
+	 * evidence of the same or an older attempt, a slice's own evidence only
+	 * from a newer attempt (resolved_by) */
 	for (int c = 0; c < MCC_EVC_N; c++) {
 		struct mcc_ev_item *it = &e->it[c];
-		if (it->used && !it->resolved && it->seq < r->seq && it->attempt <= r->attempt)
+		if (it->used && !it->resolved && it->seq < r->seq &&
+		    resolved_by(c, it->observed, it->attempt, r->attempt))
 			it->resolved = 1;
 	}
 	settle_status(core, i, was);
@@ -389,7 +409,10 @@ void mcc_ev_lane_anomaly(struct mcc_lane *lane, struct mcc_ev *rec)
 	struct mcc_core *core = lane->core;
 	struct mcc_evring *ring = &lane->ring;
 	uint64_t h = task_hash(rec->batch_id, rec->task_id);
-	uint64_t ep = atomic_load_explicit(&core->epoch_no, RLX);
+	/* dedupe key: the epoch, and the batch frees since (a freed batch id
+	 * may come back at once) */
+	uint64_t ep = atomic_load_explicit(&core->epoch_no, RLX) ^
+	              (uint64_t)atomic_load_explicit(&core->ev_frees, RLX) << 40;
 	struct mcc_ancache *ac = &lane->an[h & (MCC_EV_ANCACHE - 1)];
 	if (ac->epoch == ep && ac->batch_id == rec->batch_id && ac->task_id == rec->task_id &&
 	    ac->route_id == rec->route_id && ac->attempt == rec->attempt &&
@@ -551,23 +574,36 @@ uint32_t mcc_reg_get(struct mcc_core *core, uint32_t device_id, uint64_t route_i
 
 /* ------------------------------------------------------------------ query */
 
+/* The state of a task from the host's facts alone (no unresolved evidence):
+ * a failed task is UNKNOWN, one with a success NORMAL, else UNKNOWN. */
+static int facts_state(uint32_t host_flags, bool ok_seen)
+{
+	if (host_flags & (MCC_TASKQ_UNSUPPORTED | MCC_TASKQ_FAILED))
+		return MCC_TASK_UNKNOWN;
+	return ok_seen || (host_flags & MCC_TASKQ_SEEN_SUCCESS) ? MCC_TASK_NORMAL
+	                                                        : MCC_TASK_UNKNOWN;
+}
+
+/* The rules stated at task_query in mcc_policy_v1.h. */
 static const struct mcc_ev_item *pick_item(const struct mcc_ev_task *e, int *state,
                                            uint32_t host_flags)
 {
 	static const int order[] = { MCC_EVC_LU, MCC_EVC_CG, MCC_EVC_UK };
 	static const int st[] = { MCC_TASK_LONG_UNAVAILABLE, MCC_TASK_CONGESTED, MCC_TASK_UNKNOWN };
-	/* the most severe unresolved class wins */
+	/* the most severe unresolved class wins; a failed task is never
+	 * NORMAL nor CONGESTED */
 	for (int k = 0; k < 3; k++) {
 		const struct mcc_ev_item *it = &e->it[order[k]];
 		if (it->used && !it->resolved) {
 			*state = st[k];
+			if ((host_flags & MCC_TASKQ_FAILED) && *state == MCC_TASK_CONGESTED)
+				*state = MCC_TASK_UNKNOWN;
 			return it;
 		}
 	}
-	/* all resolved: NORMAL when a success is known, and report the most
-	 * recent (resolved) reason */
-	*state = (e->ok_seq || (host_flags & MCC_TASKQ_SEEN_SUCCESS)) ? MCC_TASK_NORMAL
-	                                                               : MCC_TASK_UNKNOWN;
+	/* all resolved: the facts decide, and report the most recent
+	 * (resolved) reason */
+	*state = facts_state(host_flags, e->ok_seq != 0);
 	const struct mcc_ev_item *best = NULL;
 	for (int c = 0; c < MCC_EVC_N; c++)
 		if (e->it[c].used && (!best || e->it[c].seq > best->seq))
@@ -581,31 +617,27 @@ int mcc_core_task_query(void *ctx, const struct mcc_task_ref *task, uint32_t hos
 	struct mcc_core *core = ctx;
 	if (!core || !task)
 		return -EINVAL;
-	int state = (host_flags & MCC_TASKQ_SEEN_SUCCESS) ? MCC_TASK_NORMAL : MCC_TASK_UNKNOWN;
-	if ((host_flags & MCC_TASKQ_UNSUPPORTED) ||
-	    (atomic_load_explicit(&core->ev_pending, ACQ) == 0 &&
-	     atomic_load_explicit(&core->ev_entries, ACQ) == 0)) {
-		/* not an RDMA task, or a healthy system (no evidence anywhere,
-		 * nothing to drain): the host's facts decide, nothing observed */
-		if (host_flags & MCC_TASKQ_UNSUPPORTED)
-			state = MCC_TASK_UNKNOWN;
-		if (out && out->struct_size >= sizeof(uint32_t) * 2) {
-			uint32_t sz = out->struct_size;
-			memset(out, 0, sz < sizeof(*out) ? sz : sizeof(*out));
-			out->struct_size = sz;
-			out->state = (uint32_t)state;
-		}
-		return state;
-	}
+	int state = facts_state(host_flags, false);
 	struct mcc_task_detail d;
 	memset(&d, 0, sizeof(d));
-	{
+	if (host_flags & MCC_TASKQ_UNSUPPORTED) {
+		/* not an RDMA task: UNKNOWN, nothing observed */
+	} else if (atomic_load_explicit(&core->ev_pending, ACQ) == 0 &&
+	           atomic_load_explicit(&core->ev_entries, ACQ) == 0) {
+		/* a healthy system (no evidence anywhere, nothing to drain): no
+		 * record of the task, the host's facts decide */
+		d.reason = MCC_REASON_NO_RECORD;
+		d.observed = MCC_OBS_REASON;
+	} else {
 		/* a pure read of module state: draining the lanes' pending records
 		 * only moves them into the table (no poll, post or probe) */
 		pthread_mutex_lock(&core->lock);
 		mcc_ev_drain(core);
 		uint32_t i = ev_get(core, task->batch_id, task->task_id, false);
-		if (i != NONE) {
+		if (i == NONE) { /* never recorded, freed or evicted */
+			d.reason = MCC_REASON_NO_RECORD;
+			d.observed = MCC_OBS_REASON;
+		} else {
 			const struct mcc_ev_item *it = pick_item(&core->ev.e[i], &state, host_flags);
 			if (it) {
 				d.observed = it->observed;
@@ -652,10 +684,15 @@ void mcc_core_batch_free(void *ctx, uint64_t batch_id)
 	pthread_mutex_lock(&core->lock);
 	mcc_ev_drain(core);
 	struct mcc_evtab *t = &core->ev;
+	bool dropped = false;
 	for (uint32_t i = t->bix[mix64(batch_id) & t->mask], nx; i != NONE; i = nx) {
 		nx = t->ln[i].bnext;
-		if (core->ev.e[i].batch_id == batch_id)
+		if (core->ev.e[i].batch_id == batch_id) {
 			ev_remove(core, i);
+			dropped = true;
+		}
 	}
+	if (dropped)
+		atomic_fetch_add_explicit(&core->ev_frees, 1, RLX);
 	pthread_mutex_unlock(&core->lock);
 }

@@ -238,6 +238,7 @@ int mcc_core_device_open(void *ctx, const struct mcc_device_desc *desc, mcc_devi
 	}
 	pthread_mutex_lock(&core->lock);
 	mcc_dom_init(core, &dv->d, MCC_DOM_DEVICE, core->next_dev++);
+	mcc_ctl_start(core, &dv->d, core->p.min_window); /* a new sender: bounded first burst */
 	list_add(&core->devices, &dv->d);
 	pthread_mutex_unlock(&core->lock);
 	*out = dv;
@@ -289,8 +290,18 @@ int mcc_core_route_open(void *ctx, mcc_device *dv, const struct mcc_route_desc *
 			return 0;
 		}
 	}
+	/* A route starts at an equal share of its device's window: the device
+	 * window bounds what the NIC injects, and a device that has grown has
+	 * proven it. A route at the minimum on a busy NIC waits behind its
+	 * siblings' work requests, which reads as queueing it cannot drain
+	 * (a QP rebuilt after a fatal error stayed CONGESTED at the minimum). */
+	uint64_t share = 0;
+	for (struct mcc_dom *x = core->routes; x; x = x->next)
+		share += atomic_load_explicit(&((struct mcc_route *)x)->dev, RLX) == dv;
+	share = atomic_load_explicit(&dv->d.window, RLX) / (share + 1);
 	r->name_idx = mcc_reg_get(core, dv->device_id, r->route_id, r->path);
 	mcc_dom_init(core, &r->d, MCC_DOM_ROUTE, core->next_idx++);
+	mcc_ctl_start(core, &r->d, share);
 	list_add(&core->routes, &r->d);
 	pthread_mutex_unlock(&core->lock);
 	*out = r;

@@ -118,6 +118,9 @@ int mcc_bench_write_inis(const char *dir, const char *module_dir);
 int mcc_bench_inst_open(struct mcc_bench_inst *b, const char *dir, const char *module_dir,
                         const char *mode, const char *want_name, unsigned ndev, unsigned nlanes,
                         char *err, size_t errlen);
+/* Grow the lane's route and device windows as a bulk engine's are (fill,
+ * tick, complete, tick) until they stop growing; returns the route window. */
+uint64_t mcc_bench_warm(const struct mcc_bench_inst *b, struct mcc_bench_lane *l);
 /* Sum of inflight bytes over every open domain (after lanes closed). */
 void mcc_bench_inst_close(struct mcc_bench_inst *b, uint64_t *leftover_inflight);
 /* Point lane `l` at the instance (lane k, route r). */

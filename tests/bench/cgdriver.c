@@ -106,6 +106,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		mcc_bench_lane_bind(&cg_lane, &b, 0, 0, a->cc_on);
+		if (a->tick) /* the bulk steady state first (windows grown) */
+			mcc_bench_warm(&b, &cg_lane);
 		/* busy epochs, then a tick each: credit mode if the policy uses it
 		 * (tick 1), a CONGESTED route (tick 2: an RNR completion per epoch) */
 		for (int e = 0; e < a->tick; e++) {

@@ -286,6 +286,9 @@ static int mb_one(const struct mb_cfg *c, const struct mb_arm *a, int ctx, uint6
 			                    a->kind == MB_VT);
 	}
 	mcc_bench_run_fn fn = mb_fn(a, ctx);
+	if (a->tick) /* the bulk steady state first (windows grown) */
+		for (unsigned k = 0; k < c->nthreads; k++)
+			mcc_bench_warm(&b, &mb_lane_store[k]);
 	mb_run(fn, n / 10 + 1, c->nthreads);
 	if (a->tick == 1) { /* a busy epoch ends: the policy may switch to lane credit */
 		b.ops->tick(b.ctx, (uint64_t)mb_now());

@@ -86,7 +86,8 @@ static void spy_reset(void)
 static void test_all_scenarios_deliver_every_byte_off_and_observe(void)
 {
 	for (const char *const *n = mcc_scn_names(); *n; n++) {
-		if (!strcmp(*n, "flap") || !strcmp(*n, "peercut"))
+		if (!strcmp(*n, "flap") || !strcmp(*n, "peercut") || !strcmp(*n, "probefail") ||
+		    !strcmp(*n, "nicloss"))
 			continue; /* long: covered in enforce */
 		struct mcc_scn_result r;
 		for (int en = 0; en < 2; en++) {
@@ -259,6 +260,42 @@ static void test_peer_cut_recovers_on_endpoint_rebuilt_before_quarantine(void)
 			CU_ASSERT(r.watch_q_gen > r.watch_q_failed_gen);
 		/* recovered on a generation that never failed */
 		CU_ASSERT(r.watch_rec_gen > r.watch_rec_failed_gen);
+	}
+}
+
+/* Issue 14: a silent blackhole on one of two local NICs (no port event).
+ * Enforce fails no task, and AVOID does not storm: at most one AVOID per
+ * admitted slice (before: millions, each charging the slice's retry budget
+ * and bouncing it between the peer NICs of the same local NIC). */
+static void test_local_nic_loss_enforce_fails_nothing_and_avoid_does_not_storm(void)
+{
+	if (!have_module("aimd")) {
+		printf("(aimd module not built: skipped) ");
+		return;
+	}
+	for (int en = 0; en < 2; en++) {
+		struct mcc_scn_result r;
+		CU_ASSERT_EQUAL_FATAL(run("nicloss", "enforce", en, 1, &r), 0);
+		printf("(%s: avoids %llu admits %llu handoffs %llu failed %llu, last quarantine %.1f ms, "
+		       "hand-off after %.2f ms) ",
+		       en ? "tent" : "te", (unsigned long long)r.avoids, (unsigned long long)r.admits,
+		       (unsigned long long)r.handoffs, (unsigned long long)r.tasks_failed,
+		       (double)r.allq_ns / 1e6, r.handoff_ns < 0 ? -1.0 : (double)r.handoff_ns / 1e6);
+		assert_clean(&r);
+		CU_ASSERT_EQUAL(r.tasks_failed, 0);
+		CU_ASSERT(r.admits > 0);
+		CU_ASSERT(r.avoids <= r.admits);
+		CU_ASSERT_EQUAL(r.healthy_quarantined, 0); /* NIC 1 never blamed */
+		/* handed to NIC 1 within 2 epochs (1 ms, the default) of the last
+		 * route of NIC 0 being quarantined; when the policy quarantines
+		 * none (the engine's own rail pause took them out first) there is
+		 * no AVOID to answer */
+		if (!r.allq_ns) {
+			printf("(no route of NIC 0 quarantined: hand-off not exercised) ");
+			continue;
+		}
+		CU_ASSERT(r.handoffs > 0);
+		CU_ASSERT(r.handoff_ns >= 0 && r.handoff_ns <= 2000000);
 	}
 }
 
@@ -447,6 +484,7 @@ static CU_pSuite t_init_hosts_tests(void)
 	MCC_CU_ADD(s, test_incast_enforce_keeps_queue_below_off_with_goodput);
 	MCC_CU_ADD(s, test_flapped_rail_quarantined_avoided_probed_recovered);
 	MCC_CU_ADD(s, test_peer_cut_recovers_on_endpoint_rebuilt_before_quarantine);
+	MCC_CU_ADD(s, test_local_nic_loss_enforce_fails_nothing_and_avoid_does_not_storm);
 	MCC_CU_ADD(s, test_receiver_pressure_does_not_slow_other_receivers);
 	MCC_CU_ADD(s, test_failed_device_never_marks_remote_peer_down);
 	MCC_CU_ADD(s, test_flush_burst_and_stale_rkey_are_not_path_failures);

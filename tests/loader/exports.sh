@@ -68,6 +68,17 @@ syms=$(defined "$libmcc")
 bad=$(echo "$syms" | grep -vE '^mcc_[a-z][a-z0-9_]*$')
 test -z "$bad" || failed "libmcc exports non-API symbols: $(echo $bad)"
 echo "$syms" | grep -qx mcc_instance_acquire || failed "libmcc lacks mcc_instance_acquire"
+# The provenance API behind `mcc check` (mcc_loader.h).
+echo "$syms" | grep -qx mcc_config_explain || failed "libmcc lacks mcc_config_explain"
+# The engine SDK (mcc_engine.h): every function it declares, and no other mcc_engine_*.
+sdk=$(sed -n 's/^[a-z_0-9 *]*[ *]\(mcc_engine_[a-z_0-9]*\)(.*/\1/p' \
+	"$MCC_TEST_SRCDIR/plugin_api/mcc_engine.h" | sort -u)
+test -n "$sdk" || failed "no function found in mcc_engine.h"
+for f in $sdk; do
+	echo "$syms" | grep -qx "$f" || failed "libmcc lacks $f (mcc_engine.h)"
+done
+extra=$(echo "$syms" | grep '^mcc_engine_' | grep -vxF "$sdk")
+test -z "$extra" || failed "libmcc exports mcc_engine_* not in mcc_engine.h: $(echo $extra)"
 echo "$syms" | grep -q '^mcc_policy_v' && failed "libmcc exports a module descriptor"
 
 # The constructor check itself: it must see the test module's constructor.

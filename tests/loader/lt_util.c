@@ -5,11 +5,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -231,4 +234,44 @@ int lt_is_usable_off(const mcc_instance *inst)
 	if (lane)
 		ops->lane_close(ctx, lane);
 	return ok;
+}
+
+int lt_run_unprivileged(int (*fn)(void *), void *arg, const char *dir)
+{
+	const struct passwd *pw = getpwnam("nobody");
+	uid_t uid = pw ? pw->pw_uid : 65534;
+	gid_t gid = pw ? pw->pw_gid : 65534;
+	int root = geteuid() == 0, status;
+	pid_t pid;
+
+	if (root && dir && chown(dir, uid, gid) != 0) {
+		printf("\n    lt_run_unprivileged: chown %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		printf("\n    lt_run_unprivileged: fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		if (root && (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid(uid) != 0 ||
+		             geteuid() == 0 || setuid(0) == 0)) {
+			printf("\n    lt_run_unprivileged: cannot drop root privileges to uid %u",
+			       (unsigned)uid);
+			fflush(NULL);
+			_exit(255);
+		}
+		int rc = fn(arg);
+		fflush(NULL);
+		_exit(rc == 0 ? 0 : 1);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (!WIFEXITED(status)) {
+		printf("\n    lt_run_unprivileged: child killed by signal %d", WTERMSIG(status));
+		return -1;
+	}
+	return WEXITSTATUS(status) == 255 ? -1 : WEXITSTATUS(status);
 }

@@ -55,6 +55,15 @@ int lt_log_has(struct lt_log *log, const char *needle);
  * file and the environment ignored. */
 void lt_opts(struct mcc_loader_opts *o, struct lt_log *log, const char *ini);
 
+/* Run fn(arg) in a forked child that, when started as root, first drops
+ * every privilege (supplementary groups, gid, uid) to the unprivileged
+ * user `nobody` (65534 when the name is unknown), so a check that root
+ * would bypass is exercised as root too. `dir` (may be NULL) is handed to
+ * that user first (chown), so the child can create files in it. Returns
+ * fn's result (0: passed; the child prints why it failed), or -1 when the
+ * child could not run or drop privileges (the reason is printed). */
+int lt_run_unprivileged(int (*fn)(void *), void *arg, const char *dir);
+
 /* True when the fallback semantics hold: mode off, name null, and the
  * vtable admits and settles (double release -EALREADY). */
 int lt_is_usable_off(const mcc_instance *inst);

@@ -366,22 +366,95 @@ static void test_directory_named_like_a_module_is_refused(void)
 	load_from("directory as module", "dirmod", sub, -EINVAL, "is not a regular file");
 }
 
+/* One unprivileged ownership case: load module `null` from `moddir_` and
+ * expect `want_rc` with `message` in the error. 0, or 1 (printed why). */
+struct owner_case {
+	const char *ini_dir;   /* writable by the child */
+	const char *moddir_;
+	const char *copy_from; /* non-NULL: copy it to moddir_ first (the child's file) */
+	int want_rc;
+	const char *message; /* "" when loading succeeds */
+};
+
+static int owner_check(void *arg)
+{
+	const struct owner_case *oc = arg;
+	struct lt_log log;
+	struct mcc_loader_opts o;
+	mcc_instance *inst = NULL;
+	char text[LT_PATH + 128], path[LT_PATH];
+	int rc, ok;
+
+	snprintf(path, sizeof(path), "%s/mcc-policy-null.so", oc->moddir_);
+	if (oc->copy_from && lt_copy(oc->copy_from, path, 0755, SIZE_MAX)) {
+		printf("\n    cannot copy %s to %s", oc->copy_from, path);
+		return 1;
+	}
+	snprintf(text, sizeof(text), "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n",
+	         oc->moddir_);
+	if (lt_write(oc->ini_dir, "owner.ini", text, 0644, path, sizeof(path))) {
+		printf("\n    cannot write %s/owner.ini", oc->ini_dir);
+		return 1;
+	}
+	lt_log_init(&log);
+	lt_opts(&o, &log, path);
+	rc = mcc_instance_acquire(&o, &inst);
+	ok = rc == oc->want_rc && strstr(mcc_instance_error(inst), oc->message) &&
+	     (rc != 0 || (mcc_instance_error(inst)[0] == '\0' &&
+	                  strcmp(mcc_instance_name(inst), "null") == 0));
+	if (!ok)
+		printf("\n    module dir %s as uid %u: rc %d (want %d), \"%s\"", oc->moddir_,
+		       (unsigned)geteuid(), rc, oc->want_rc, mcc_instance_error(inst));
+	mcc_instance_release(inst);
+	lt_log_fini(&log);
+	return !ok;
+}
+
+/* The owner rule: a module file and its directory are owned by root or the
+ * effective user. Root checks it directly (only root can give a file away)
+ * and again as an unprivileged user (fork + setuid nobody), for whom a root
+ * file is fine, its own file is fine and a third user's file is refused. A
+ * non-root run can only check its own file: the refusal needs root. */
 static void test_module_owned_by_another_user_is_refused(void)
 {
-	char sub[LT_PATH], so[LT_PATH + 64];
+	char sub[LT_PATH], so[LT_PATH + 64], own[LT_PATH], other[LT_PATH];
+	int root = geteuid() == 0;
 
-	if (geteuid() != 0)
-		return; /* only root can give a file away */
-	make_dir("owner", 0755, sub, sizeof(sub));
-	snprintf(so, sizeof(so), "%s/mcc-policy-null.so", sub);
+	if (root) {
+		make_dir("owner", 0755, sub, sizeof(sub));
+		snprintf(so, sizeof(so), "%s/mcc-policy-null.so", sub);
+		CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), so, 0755, SIZE_MAX), 0);
+		CU_ASSERT_EQUAL_FATAL(chown(so, 12345, 12345), 0);
+		load_from("file of another user", "null", sub, -EPERM,
+		          "is owned by uid 12345, neither root nor the effective user");
+		CU_ASSERT_EQUAL_FATAL(chown(so, 0, 0), 0);
+		CU_ASSERT_EQUAL_FATAL(chown(sub, 12345, 12345), 0);
+		load_from("directory of another user", "null", sub, -EPERM,
+		          "is owned by uid 12345, neither root nor the effective user");
+	} else {
+		printf("\n    not root: the refusal of a third user's file is not checked "
+		       "(only root can give a file away)");
+	}
+	/* unprivileged: own[] is the child's directory, other[] holds the
+	 * runner's (root's) file, later given to a third user */
+	CU_ASSERT_EQUAL_FATAL(lt_mkdtemp(own, sizeof(own)), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_mkdtemp(other, sizeof(other)), 0);
+	CU_ASSERT_EQUAL_FATAL(chmod(other, 0755), 0);
+	snprintf(so, sizeof(so), "%s/mcc-policy-null.so", other);
 	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), so, 0755, SIZE_MAX), 0);
-	CU_ASSERT_EQUAL_FATAL(chown(so, 12345, 12345), 0);
-	load_from("file of another user", "null", sub, -EPERM,
-	          "is owned by uid 12345, neither root nor the effective user");
-	CU_ASSERT_EQUAL_FATAL(chown(so, 0, 0), 0);
-	CU_ASSERT_EQUAL_FATAL(chown(sub, 12345, 12345), 0);
-	load_from("directory of another user", "null", sub, -EPERM,
-	          "is owned by uid 12345, neither root nor the effective user");
+	struct owner_case own_ok = { own, own, so, 0, "" };
+	CU_ASSERT_EQUAL(lt_run_unprivileged(owner_check, &own_ok, own), 0);
+	if (root) {
+		struct owner_case root_ok = { own, other, NULL, 0, "" };
+		CU_ASSERT_EQUAL(lt_run_unprivileged(owner_check, &root_ok, own), 0);
+		CU_ASSERT_EQUAL_FATAL(chown(so, 12345, 12345), 0);
+		struct owner_case third = { own, other, NULL, -EPERM,
+			                    "is owned by uid 12345, neither root nor the effective "
+			                    "user" };
+		CU_ASSERT_EQUAL(lt_run_unprivileged(owner_check, &third, own), 0);
+	}
+	lt_rmtree(own);
+	lt_rmtree(other);
 }
 
 static void test_file_declaring_another_name_is_refused(void)
@@ -531,26 +604,67 @@ static void test_shared_module_with_another_mode_is_refused(void)
 	lt_log_fini(&log);
 }
 
-static void test_shared_module_with_another_config_warns(void)
+/* Issue 11: the same module with another configuration is refused, with
+ * the reason in mcc_instance_error() and the return code, never silently
+ * run under the first engine's configuration. */
+static void check_config_refused(struct lt_log *log, mcc_instance *a, int errors, int rc,
+                                 mcc_instance *b, const char *part)
+{
+	CU_ASSERT_EQUAL(rc, -EBUSY);
+	CU_ASSERT_PTR_NOT_EQUAL(a, b);
+	CU_ASSERT_TRUE(lt_is_usable_off(b));
+	CU_ASSERT_PTR_NOT_NULL(strstr(mcc_instance_error(b), "with a configuration that differs"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(mcc_instance_error(b), part));
+	CU_ASSERT_PTR_NOT_NULL(strstr(mcc_instance_error(b), "controller off"));
+	CU_ASSERT_EQUAL(log->count[MCC_LOG_ERROR], errors + 1);
+	mcc_instance_release(b); /* the fallback: a no-op */
+	/* the loaded instance is untouched by the refusal */
+	CU_ASSERT_STRING_EQUAL(mcc_instance_error(a), "");
+	CU_ASSERT_EQUAL(mcc_instance_config(a)->policy.md_percent, 50);
+}
+
+#define expect_config_refused(log, a, text, part)                                        \
+	do {                                                                              \
+		mcc_instance *b_ = NULL;                                                  \
+		int e_ = (log)->count[MCC_LOG_ERROR];                                     \
+		int rc_ = acquire_ini((log), &b_, text, moddir);                          \
+		check_config_refused((log), (a), e_, rc_, b_, (part));                    \
+	} while (0)
+
+static void test_shared_module_with_another_config_is_refused(void)
 {
 	struct lt_log log;
 	mcc_instance *a = NULL, *b = NULL;
 
 	lt_log_init(&log);
 	CU_ASSERT_EQUAL_FATAL(acquire_ini(&log, &a,
-	                                  "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n",
-	                                  moddir),
-	                      0);
-	CU_ASSERT_EQUAL_FATAL(acquire_ini(&log, &b,
 	                                  "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n"
-	                                  "[controller]\nmd_percent = 20\n",
+	                                  "[module.null]\nk = 1\n",
 	                                  moddir),
 	                      0);
+	expect_config_refused(&log, a,
+	                      "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n"
+	                      "[module.null]\nk = 1\n[controller]\nmd_percent = 20\n",
+	                      "[policy]/[controller] settings");
+	expect_config_refused(&log, a,
+	                      "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n"
+	                      "[module.null]\nk = 1\n[engine]\nqos = on\n",
+	                      "[engine] settings");
+	expect_config_refused(&log, a,
+	                      "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n"
+	                      "[module.null]\nk = 2\n",
+	                      "[module.*] keys");
+	expect_config_refused(&log, a,
+	                      "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n",
+	                      "[module.*] keys");
+	/* the same configuration, spelled differently, is shared */
+	CU_ASSERT_EQUAL(acquire_ini(&log, &b,
+	                            "[module.null]\nk = 1\n[controller]\nmd_percent = 50\n"
+	                            "[policy]\nmodule_dir = %s\nmodule = null\nmode = off\n",
+	                            moddir),
+	                0);
 	CU_ASSERT_PTR_EQUAL(a, b);
-	CU_ASSERT_EQUAL(log.count[MCC_LOG_WARN], 1);
-	CU_ASSERT_TRUE(lt_log_has(&log, "with a different configuration; the loaded configuration "
-	                                "stays in force"));
-	CU_ASSERT_EQUAL(mcc_instance_config(b)->policy.md_percent, 50);
+	CU_ASSERT_EQUAL(log.count[MCC_LOG_WARN], 0);
 	mcc_instance_release(a);
 	mcc_instance_release(b);
 	mcc_instance_release(b); /* one too many: ignored */
@@ -850,7 +964,7 @@ static CU_pSuite t_init_loader_tests(void)
 	MCC_CU_ADD(s, test_qos_is_allowed_beside_a_policy);
 	MCC_CU_ADD(s, test_same_module_is_shared_and_reference_counted);
 	MCC_CU_ADD(s, test_shared_module_with_another_mode_is_refused);
-	MCC_CU_ADD(s, test_shared_module_with_another_config_warns);
+	MCC_CU_ADD(s, test_shared_module_with_another_config_is_refused);
 	MCC_CU_ADD(s, test_shared_instance_keeps_the_first_host_table);
 	MCC_CU_ADD(s, test_concurrent_acquires_share_one_instance);
 	MCC_CU_ADD(s, test_module_receives_host_table_and_its_own_keys);

@@ -320,6 +320,28 @@ void th_epoch(struct th *h, mcc_route *r, unsigned adm, unsigned cmp, uint64_t s
 	th_tick(h);
 }
 
+void th_warm(struct th *h, mcc_device *d, mcc_route *r)
+{
+	int i = 0;
+	for (; i < 16 && (th_rs(h, r).window_bytes < h->cfg.max_window_bytes ||
+	                  th_ds(h, d).window_bytes < h->cfg.max_window_bytes);
+	     i++) {
+		/* a window's worth (observe mode admits beyond it) */
+		uint64_t w = th_rs(h, r).window_bytes, dw = th_ds(h, d).window_bytes;
+		th_push(h, r, (unsigned)((w < dw ? w : dw) / (64 * KiB)), 64 * KiB, h->gen);
+		th_drain(h);
+		th_tick(h);
+	}
+	if (!i)
+		return; /* already at the max: nothing done */
+	/* out of credit mode: an epoch without admissions leaves it, the lane
+	 * hands its cached credit back on its next call, the next tick folds it */
+	th_tick(h);
+	th_push(h, r, 1, 64 * KiB, h->gen);
+	th_drain(h);
+	th_tick(h);
+}
+
 void th_calm(struct th *h, mcc_route *r, int epochs)
 {
 	for (int i = 0; i < epochs; i++) {

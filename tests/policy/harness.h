@@ -92,6 +92,13 @@ unsigned th_live(const struct th *h);
 void th_epoch(struct th *h, mcc_route *r, unsigned adm, unsigned cmp, uint64_t slice);
 /* Epochs of healthy, low-pressure traffic (everything completes). */
 void th_calm(struct th *h, mcc_route *r, int epochs);
+/* Windows start at min_window_bytes and slow start (issue 11): clean epochs
+ * that fill r's window until r and d reach max_window_bytes (at most 16),
+ * with a learned base of ~0 (everything completes within the epoch), in
+ * 64 KiB slices, then two quiet epochs that leave no lane credit cached
+ * (nothing at all if both already are at the max). For tests of mechanics written for windows that started at
+ * the max. Counters include the warm-up. */
+void th_warm(struct th *h, mcc_device *d, mcc_route *r);
 /* Epochs of high pressure (deep queue, slow delivery). */
 void th_press(struct th *h, mcc_route *r, int epochs);
 /* Drive a route from HEALTHY into QUARANTINED with route timeouts. */

@@ -18,12 +18,19 @@ struct fix {
 	mcc_route *r;
 };
 
-static struct fix fx(const struct mcc_config_v1 *c)
+static struct fix fx_cold(const struct mcc_config_v1 *c)
 {
 	struct fix f;
 	f.h = th_new(&mcc_test_aimd_v1, c);
 	f.d = th_dev(f.h, 0);
 	f.r = th_route(f.h, f.d, 1, 1, 0, 1);
+	return f;
+}
+
+static struct fix fx(const struct mcc_config_v1 *c)
+{
+	struct fix f = fx_cold(c);
+	th_warm(f.h, f.d, f.r); /* windows at the max (they start at the min) */
 	return f;
 }
 
@@ -224,10 +231,11 @@ static void test_config_probe_successes(void)
 		th_tick(fs[k]->h);
 		probes(fs[k]->h, fs[k]->r, 1, 2);
 	}
-	CU_ASSERT_EQUAL(th_rstate(a.h, a.r), MCC_PATH_CONGESTED);
+	/* recovered: HEALTHY at the min window (issue 11) */
+	CU_ASSERT_EQUAL(th_rstate(a.h, a.r), MCC_PATH_HEALTHY);
 	CU_ASSERT_EQUAL(th_rstate(b.h, b.r), MCC_PATH_PROBING);
 	probes(b.h, b.r, 2, 2);
-	CU_ASSERT_EQUAL(th_rstate(b.h, b.r), MCC_PATH_CONGESTED);
+	CU_ASSERT_EQUAL(th_rstate(b.h, b.r), MCC_PATH_HEALTHY);
 	th_free(a.h);
 	th_free(b.h);
 }
@@ -279,15 +287,15 @@ static void test_config_epoch_us(void)
 	struct mcc_config_v1 c;
 	th_cfg_defaults(&c);
 	c.epoch_us = 2000;
-	struct fix a = fx(&c), b = fx(NULL);
+	struct fix a = fx_cold(&c), b = fx_cold(NULL);
 	struct fix *fs[2] = { &a, &b };
 	for (int k = 0; k < 2; k++) { /* the first tick measures over one epoch_us */
-		th_push(fs[k]->h, fs[k]->r, 16, 64 * KiB, 1);
+		CU_ASSERT_EQUAL(th_push(fs[k]->h, fs[k]->r, 16, 64 * KiB, 1), 2); /* min window */
 		th_drain(fs[k]->h);
 		th_tick(fs[k]->h);
 	}
-	CU_ASSERT_EQUAL(th_rs(a.h, a.r).rate_bps, 1 * MiB * 1000000 / 2000);
-	CU_ASSERT_EQUAL(th_rs(b.h, b.r).rate_bps, 1 * MiB * 1000000 / 1000);
+	CU_ASSERT_EQUAL(th_rs(a.h, a.r).rate_bps, 128 * KiB * 1000000 / 2000);
+	CU_ASSERT_EQUAL(th_rs(b.h, b.r).rate_bps, 128 * KiB * 1000000 / 1000);
 	th_free(a.h);
 	th_free(b.h);
 }
@@ -402,7 +410,7 @@ static void test_init_output_and_argument_checks(void)
 	CU_ASSERT_EQUAL(ops->device_open(ctx, &dd, &d), 0);
 	struct mcc_domain_stats s = { .struct_size = sizeof(s) };
 	CU_ASSERT_EQUAL(ops->domain_stats(ctx, MCC_DOMAIN_DEVICE, d, &s), 0);
-	CU_ASSERT_EQUAL(s.window_bytes, 16 * MiB);
+	CU_ASSERT_EQUAL(s.window_bytes, 128 * KiB); /* min_window_bytes: slow start */
 	CU_ASSERT_EQUAL(ops->domain_stats(ctx, MCC_DOMAIN_ROUTE, d, &s), -EINVAL); /* wrong kind */
 	CU_ASSERT_EQUAL(ops->domain_stats(ctx, 7, d, &s), -EINVAL);
 	ops->device_close(ctx, d);

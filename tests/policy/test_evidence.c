@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "classify.h"
 #include "cu_driver.h"
 #include "harness.h"
 
@@ -61,8 +62,11 @@ static void test_query_no_evidence_is_unknown_unless_host_saw_success(void)
 	struct mcc_task_detail d;
 	CU_ASSERT_EQUAL(th_query(f.h, 1, 1, MCC_TASKQ_SEEN_SUCCESS, &d), MCC_TASK_NORMAL);
 	CU_ASSERT_EQUAL(d.state, MCC_TASK_NORMAL);
-	CU_ASSERT_EQUAL(d.observed, 0); /* nothing observed: all unobserved */
-	CU_ASSERT_EQUAL(d.reason, MCC_REASON_NONE);
+	/* no record of the task: the state is the host's fact, and only the
+	 * reason (NO_RECORD) is observed */
+	CU_ASSERT_EQUAL(d.observed, MCC_OBS_REASON);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_NO_RECORD);
+	CU_ASSERT_EQUAL(d.route_id, 0);
 	/* plain successes leave no evidence behind (cheap success path) */
 	success(f.h, f.r, 1, 2, 0);
 	CU_ASSERT_EQUAL(th_query(f.h, 1, 2, 0, NULL), MCC_TASK_UNKNOWN);
@@ -156,7 +160,7 @@ static void test_query_most_severe_unresolved_state_wins(void)
 		th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
 	}
 	th_tick(f.h);
-	CU_ASSERT_EQUAL(th_rstate(f.h, f.r2), MCC_PATH_CONGESTED);
+	CU_ASSERT(th_rstate(f.h, f.r2) <= MCC_PATH_CONGESTED); /* recovered */
 	CU_ASSERT_EQUAL(th_query(f.h, 4, 1, 0, &d), MCC_TASK_CONGESTED);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_BYTE_WINDOW);
 	/* and a later success resolves the rest */
@@ -382,6 +386,151 @@ static void test_evidence_raised_after_a_success_is_resolved_by_the_next(void)
 	th_free(f.h);
 }
 
+/* Issue 11: a freed, evicted or never-seen (batch, task) is told apart from
+ * a task with evidence: reason NO_RECORD, nothing else observed, the state
+ * from the host's facts alone. */
+static void test_query_freed_or_unknown_task_reads_no_record(void)
+{
+	struct mcc_config_v1 c = one_slice();
+	struct fix f = fx(&c);
+	struct mcc_task_detail d;
+	/* healthy system (no evidence anywhere): the lock-free answer */
+	CU_ASSERT_EQUAL(th_query(f.h, 30, 1, 0, &d), MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_NO_RECORD);
+	CU_ASSERT_EQUAL(d.observed, MCC_OBS_REASON);
+	struct mcc_permit filler = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	defer(f.h, f.r, 30, 1, 0);
+	defer(f.h, f.r, 31, 1, 0);
+	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
+	success(f.h, f.r, 31, 1, 0); /* live, evidence resolved */
+	CU_ASSERT_EQUAL(th_query(f.h, 30, 1, 0, &d), MCC_TASK_CONGESTED);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_BYTE_WINDOW);
+	CU_ASSERT_EQUAL(th_query(f.h, 31, 1, 0, &d), MCC_TASK_NORMAL);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_BYTE_WINDOW);
+	CU_ASSERT_EQUAL(d.resolved, 1);
+	f.h->ops->batch_free(f.h->ctx, 30);
+	/* freed: no record, whatever the host's facts */
+	memset(&d, 0xAA, sizeof(d));
+	d.struct_size = sizeof(d);
+	CU_ASSERT_EQUAL(th_query(f.h, 30, 1, 0, &d), MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(d.state, MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_NO_RECORD);
+	CU_ASSERT_EQUAL(d.observed, MCC_OBS_REASON);
+	CU_ASSERT_EQUAL(d.resolved, 0);
+	CU_ASSERT_EQUAL(d.route_id, 0);
+	CU_ASSERT_EQUAL(d.path[0], '\0');
+	CU_ASSERT_EQUAL(th_query(f.h, 30, 1, MCC_TASKQ_SEEN_SUCCESS, &d), MCC_TASK_NORMAL);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_NO_RECORD);
+	CU_ASSERT_EQUAL(th_query(f.h, 30, 1, MCC_TASKQ_SEEN_SUCCESS | MCC_TASKQ_FAILED, &d),
+	                MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_NO_RECORD);
+	/* never seen, with evidence elsewhere (the locked path) */
+	CU_ASSERT_EQUAL(th_query(f.h, 999, 7, 0, &d), MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_NO_RECORD);
+	CU_ASSERT_EQUAL(d.observed, MCC_OBS_REASON);
+	CU_ASSERT_EQUAL(mcc_reason_projection(MCC_REASON_NO_RECORD), MCC_TASK_UNKNOWN);
+	/* new evidence for a freed batch is recorded again */
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	defer(f.h, f.r, 30, 1, 0);
+	CU_ASSERT_EQUAL(th_query(f.h, 30, 1, 0, &d), MCC_TASK_CONGESTED);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_BYTE_WINDOW);
+	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
+	th_free(f.h);
+}
+
+/* Issue 11: DEFER and AVOID of one slice, then a success of another slice
+ * of the same attempt: the AVOID stays unresolved (LONG_UNAVAILABLE wins);
+ * the re-dispatched slice (a newer attempt) resolves it. */
+static void test_query_avoid_resolved_only_by_the_slice_new_attempt(void)
+{
+	struct mcc_config_v1 c = one_slice();
+	struct fix f = fx(&c);
+	struct mcc_permit filler = MCC_PERMIT_INIT, p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	th_quarantine_route(f.h, f.r2, 1);
+	defer(f.h, f.r, 40, 1, 0);                                       /* slice A */
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 40, 1, 0, &p), MCC_AVOID); /* slice A */
+	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
+	success(f.h, f.r, 40, 1, 0); /* slice B, same attempt */
+	struct mcc_task_detail d;
+	CU_ASSERT_EQUAL(th_query(f.h, 40, 1, MCC_TASKQ_SEEN_SUCCESS, &d),
+	                MCC_TASK_LONG_UNAVAILABLE);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_PATH_QUARANTINED);
+	CU_ASSERT_EQUAL(d.route_id, 2);
+	CU_ASSERT_EQUAL(d.resolved, 0);
+	/* slice A re-dispatched on r with a raised attempt completes */
+	success(f.h, f.r, 40, 1, 1);
+	CU_ASSERT_EQUAL(th_query(f.h, 40, 1, 0, &d), MCC_TASK_NORMAL);
+	CU_ASSERT_EQUAL(d.resolved, 1);
+	th_free(f.h);
+}
+
+/* An error completion ends one slice's attempt: a success of the same
+ * attempt is another slice's and resolves nothing; the retry does. A
+ * deferral (no error) is resolved by any success of the task. */
+static void test_query_error_completion_resolved_only_by_a_retry(void)
+{
+	struct fix f = fx(NULL);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_task_detail d;
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 41, 1, 0, &p), MCC_ADMIT);
+	th_wc(f.h, &p, IBV_WC_RETRY_EXC_ERR, 0); /* route timeout: CONGESTED */
+	CU_ASSERT_EQUAL(th_query(f.h, 41, 1, 0, &d), MCC_TASK_CONGESTED);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_ROUTE_TIMEOUT);
+	success(f.h, f.r2, 41, 1, 0); /* another slice */
+	CU_ASSERT_EQUAL(th_query(f.h, 41, 1, MCC_TASKQ_SEEN_SUCCESS, &d), MCC_TASK_CONGESTED);
+	CU_ASSERT_EQUAL(d.resolved, 0);
+	success(f.h, f.r2, 41, 1, 1); /* the retry */
+	CU_ASSERT_EQUAL(th_query(f.h, 41, 1, 0, &d), MCC_TASK_NORMAL);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_ROUTE_TIMEOUT);
+	CU_ASSERT_EQUAL(d.resolved, 1);
+	/* a flush (UNKNOWN) of attempt 2 is not resolved by attempt 2 either */
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 41, 2, 2, &p), MCC_ADMIT);
+	th_wc(f.h, &p, IBV_WC_WR_FLUSH_ERR, 0);
+	success(f.h, f.r2, 41, 2, 2);
+	CU_ASSERT_EQUAL(th_query(f.h, 41, 2, MCC_TASKQ_SEEN_SUCCESS, NULL), MCC_TASK_UNKNOWN);
+	success(f.h, f.r2, 41, 2, 3);
+	CU_ASSERT_EQUAL(th_query(f.h, 41, 2, 0, NULL), MCC_TASK_NORMAL);
+	th_free(f.h);
+}
+
+/* Issue 14: a task the host failed reads LONG_UNAVAILABLE or UNKNOWN, never
+ * NORMAL (nor CONGESTED), whatever was resolved. */
+static void test_query_failed_task_never_reads_normal(void)
+{
+	struct fix f = fx(NULL);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_task_detail d;
+	const uint32_t done = MCC_TASKQ_SEEN_SUCCESS | MCC_TASKQ_FINISHED | MCC_TASKQ_FAILED;
+	/* error, then successes resolve it: NORMAL unless the host failed it */
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 42, 1, 0, &p), MCC_ADMIT);
+	th_wc(f.h, &p, IBV_WC_GENERAL_ERR, 0);
+	success(f.h, f.r2, 42, 1, 1);
+	CU_ASSERT_EQUAL(th_query(f.h, 42, 1, MCC_TASKQ_SEEN_SUCCESS, NULL), MCC_TASK_NORMAL);
+	CU_ASSERT_EQUAL(th_query(f.h, 42, 1, done, &d), MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(d.state, MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_FATAL); /* the cause, resolved */
+	/* unresolved route timeout (CONGESTED): a failed task reads UNKNOWN */
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 42, 2, 5, &p), MCC_ADMIT);
+	th_wc(f.h, &p, IBV_WC_RETRY_EXC_ERR, 0);
+	CU_ASSERT_EQUAL(th_query(f.h, 42, 2, 0, NULL), MCC_TASK_CONGESTED);
+	CU_ASSERT_EQUAL(th_query(f.h, 42, 2, done, &d), MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_ROUTE_TIMEOUT);
+	CU_ASSERT_EQUAL(d.resolved, 0);
+	/* unresolved long unavailability stays LONG_UNAVAILABLE */
+	th_quarantine_route(f.h, f.r, 1);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 42, 3, 0, &p), MCC_AVOID);
+	success(f.h, f.r2, 42, 3, 0);
+	CU_ASSERT_EQUAL(th_query(f.h, 42, 3, done, &d), MCC_TASK_LONG_UNAVAILABLE);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_PATH_QUARANTINED);
+	/* only successes, no evidence: NORMAL unless failed */
+	success(f.h, f.r2, 42, 4, 0);
+	CU_ASSERT_EQUAL(th_query(f.h, 42, 4, MCC_TASKQ_SEEN_SUCCESS, NULL), MCC_TASK_NORMAL);
+	CU_ASSERT_EQUAL(th_query(f.h, 42, 4, done, NULL), MCC_TASK_UNKNOWN);
+	th_free(f.h);
+}
+
 static CU_pSuite t_init_evidence_tests(void)
 {
 	CU_pSuite s = CU_add_suite("policy_evidence", NULL, NULL);
@@ -402,6 +551,10 @@ static CU_pSuite t_init_evidence_tests(void)
 	MCC_CU_ADD(s, test_suspect_or_probing_alone_does_not_change_task_state);
 	MCC_CU_ADD(s, test_evidence_defer_storm_is_recorded_once_per_epoch);
 	MCC_CU_ADD(s, test_evidence_raised_after_a_success_is_resolved_by_the_next);
+	MCC_CU_ADD(s, test_query_freed_or_unknown_task_reads_no_record);
+	MCC_CU_ADD(s, test_query_avoid_resolved_only_by_the_slice_new_attempt);
+	MCC_CU_ADD(s, test_query_error_completion_resolved_only_by_a_retry);
+	MCC_CU_ADD(s, test_query_failed_task_never_reads_normal);
 	return s;
 }
 

@@ -131,6 +131,31 @@ static struct mcc_domain_stats rstats(struct env *e)
 	return s;
 }
 
+/* Windows start at min_window_bytes and slow start (issue 11): 16 clean
+ * epochs that fill the window bring it to max_window_bytes; then an epoch
+ * without admissions and one with a single one, so no lane credit is left
+ * cached (as tests/policy/harness.c th_warm). */
+static void grow(struct env *e)
+{
+	static struct mcc_permit p[256];
+	struct mcc_completion wc = { sizeof(wc), IBV_WC_SUCCESS, 0, 1, 0, 0, 0, 0, 0 };
+	for (int ep = 0; ep < 16; ep++) {
+		int n = 0;
+		for (; n < 256; n++) {
+			p[n] = (struct mcc_permit)MCC_PERMIT_INIT;
+			if (e->ops->try_acquire(e->lane, e->route, 65536, 1, NULL, &p[n]) != MCC_ADMIT)
+				break;
+		}
+		for (int i = 0; i < n; i++)
+			e->ops->on_completion(e->lane, &p[i], &wc);
+		tick(e);
+	}
+	tick(e);
+	CU_ASSERT_EQUAL(e->ops->try_acquire(e->lane, e->route, 65536, 1, NULL, &p[0]), MCC_ADMIT);
+	e->ops->on_completion(e->lane, &p[0], &wc);
+	tick(e);
+}
+
 static void test_loader_enforce_mode_loads_aimd_and_quarantines(void)
 {
 	struct env e = open_env("[policy]\nmode = enforce\n");
@@ -177,7 +202,9 @@ static void test_loader_controller_keys_reach_the_module(void)
 	struct env e = open_env("[policy]\nmode = enforce\n[controller]\n"
 	                        "hard_error_threshold = 1\nmax_window_bytes = 1048576\n"
 	                        "cooldown_ms = 250\n");
-	CU_ASSERT_EQUAL(rstats(&e).window_bytes, 1048576);
+	CU_ASSERT_EQUAL(rstats(&e).window_bytes, 131072); /* min_window_bytes: slow start */
+	grow(&e);
+	CU_ASSERT_EQUAL(rstats(&e).window_bytes, 1048576); /* stops at the configured max */
 	timeout(&e, 1);
 	tick(&e);
 	struct mcc_domain_stats s = rstats(&e);
@@ -189,6 +216,7 @@ static void test_loader_controller_keys_reach_the_module(void)
 static void test_loader_module_section_reaches_the_module(void)
 {
 	struct env e = open_env("[policy]\nmode = enforce\n[module.aimd]\ncredit_min_admits = 1\n");
+	grow(&e); /* a window large enough for credit */
 	struct mcc_permit p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(e.ops->try_acquire(e.lane, e.route, 65536, 1, NULL, &p), MCC_ADMIT);
 	e.ops->release(e.lane, &p, 65536, MCC_REL_NOT_POSTED);

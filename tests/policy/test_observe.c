@@ -89,6 +89,7 @@ static void test_observe_computes_the_same_state_machine(void)
 	for (int k = 0; k < 2; k++) {
 		ds[k] = th_dev(hs[k], 0);
 		rs[k] = th_route(hs[k], ds[k], 1, 1, 0, 1);
+		th_warm(hs[k], ds[k], rs[k]); /* at the max window (they start at the min) */
 	}
 	uint32_t states[2][8] = { { 0 } };
 	uint64_t windows[2][8] = { { 0 } };

@@ -28,6 +28,10 @@ static struct fix fx(void)
 	f.r_cq = th_route(f.h, f.d, 2, 1, 6, 1);
 	f.r_port = th_route(f.h, f.d, 3, 2, 5, 1);
 	f.o = th_route(f.h, f.d2, 1, 1, 5, 1);
+	th_warm(f.h, f.d, f.r); /* windows at the max (they start at the min) */
+	th_warm(f.h, f.d, f.r_cq);
+	th_warm(f.h, f.d, f.r_port);
+	th_warm(f.h, f.d2, f.o);
 	return f;
 }
 

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine_internal.h - private to the engine SDK (engine.c, engine_route.c);
+ * never installed. The public contract is mcc_engine.h.
+ */
+#ifndef MCC_ENGINE_INTERNAL_H
+#define MCC_ENGINE_INTERNAL_H
+/* C11 only (stdatomic); empty for the C++ standalone-header check. */
+#if !defined(__cplusplus)
+
+#include "mcc_internal.h"
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+#include "mcc_engine.h"
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* A small chained map keyed by two 64-bit words (slow paths only). */
+#define MCC_ENG_BUCKETS 256u
+struct mcc_eng_kv {
+	struct mcc_eng_kv *next;
+	uint64_t a, b;
+	uint64_t v;
+	void *p;
+};
+struct mcc_eng_map {
+	struct mcc_eng_kv *bucket[MCC_ENG_BUCKETS];
+};
+/* The link that holds (a, b), or the NULL link at the end of its chain. */
+MCC_HIDDEN struct mcc_eng_kv **mcc__eng_map_find(struct mcc_eng_map *m, uint64_t a, uint64_t b);
+/* Insert at *slot (from find); NULL on allocation failure. */
+MCC_HIDDEN struct mcc_eng_kv *mcc__eng_map_insert(struct mcc_eng_kv **slot, uint64_t a, uint64_t b);
+/* Unlink and free *slot. */
+MCC_HIDDEN void mcc__eng_map_erase(struct mcc_eng_kv **slot);
+
+/* What the engines sharing one policy instance share: the tick claim and
+ * the room sequence. One per instance, reference counted under the SDK's
+ * process mutex. */
+struct mcc_engine_hub {
+	struct mcc_engine_hub *next;
+	const mcc_instance *inst;
+	unsigned refs;
+	const struct mcc_policy_v1 *ops;
+	void *ctx;
+	uint64_t epoch_ns;
+	_Alignas(64) _Atomic uint64_t due; /* UINT64_MAX: a tick is running */
+	_Alignas(64) _Atomic uint32_t room_seq; /* the futex word */
+	_Atomic uint32_t parked;
+	_Atomic uint64_t ticks, wakes, waits;
+};
+
+struct mcc_engine_route;
+
+struct mcc_engine {
+	mcc_instance *inst;
+	const struct mcc_policy_v1 *ops;
+	void *ctx;
+	struct mcc_engine_hub *hub;
+	uint64_t sig_mask;
+	int want_async;
+	void (*log)(void *, int, const char *, ...);
+	void *log_arg;
+	/* tick thread (MCC_ENGINE_TICK_THREAD) */
+	int thr_on, thr_stop;
+	pthread_t thr;
+	pthread_mutex_t thr_mu;
+	pthread_cond_t thr_cv;
+	/* routes by key (engine_route.c); lock order: rt_mu, then as_mu */
+	pthread_mutex_t rt_mu;
+	struct mcc_engine_route *routes[MCC_ENG_BUCKETS];
+	uint64_t next_route_id;
+	uint64_t routes_open;
+	/* (dev, qp_num) -> route (referenced), v = generation; (dev, cq_key) -> id */
+	pthread_mutex_t as_mu;
+	struct mcc_eng_map qps, cqs;
+	uint32_t next_cq_id;
+	/* live batch ids */
+	pthread_mutex_t b_mu;
+	struct mcc_eng_map batches;
+	_Atomic uint32_t lanes_open;
+	_Atomic uint64_t async_delivered, async_dropped, batch_double_free, batch_reused;
+};
+
+/* engine_route.c: drop every route, QP and CQ of `e` (engine close). */
+MCC_HIDDEN void mcc__engine_routes_fini(mcc_engine *e);
+
+#define MCC_ENG_LOG(e, level, ...) ((e)->log((e)->log_arg, (level), __VA_ARGS__))
+
+#endif /* !__cplusplus */
+
+#endif /* MCC_ENGINE_INTERNAL_H */

@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mcc_engine.h - the engine SDK of libmcc: the services every engine needs
+ * around the policy of mcc_policy_v1.h, so an integration is call sites, not
+ * a shim. Nothing here is engine-specific; C++ engines use mcc.hpp on top.
+ *
+ *   service              calls                                 thread
+ *   ------------------   -----------------------------------   -------------------
+ *   engine + instance    mcc_engine_open / _close              constructor
+ *   clock                mcc_engine_now                        any
+ *   lanes                mcc_engine_lane_open / _close / _get  worker construction
+ *   tick driver          mcc_engine_tick_if_due, tick thread   poller / libmcc
+ *   routes               mcc_engine_route_open / _lookup /     resolver, any
+ *                        _put / _close / _renew
+ *   async routing        mcc_engine_qp_add / _remove,          resolver / monitor
+ *                        mcc_engine_cq_id, mcc_engine_async_event
+ *   DEFER parking        mcc_engine_room_seq / _wait / _notify worker / poller
+ *   pre-admission        mcc_engine_setup_failed               resolver
+ *   batches              mcc_engine_batch_begin / _free        application
+ *
+ * Sequence in an engine:
+ *   construction:  mcc_engine_open(&opts, &eng); ops = mcc_engine_ops(eng)
+ *                  per worker: mcc_engine_lane_open(eng, role, &ref, &lane)
+ *                  per device: ops->device_open(mcc_engine_ctx(eng), ...)
+ *   resolution:    mcc_engine_route_open(eng, dev, key, len, incarnation, &d, &r)
+ *                  mcc_engine_qp_add(eng, r, qp_num) for each of its QPs
+ *   worker:        s = mcc_engine_room_seq(eng);
+ *                  d = ops->try_acquire(lane, mcc_engine_route_cc(r),
+ *                                       bytes, mcc_engine_route_generation(r), ...)
+ *                  d == MCC_DEFER (or MCC_AVOID with no alternate rail):
+ *                      leave it queued; when nothing else is postable:
+ *                      mcc_engine_room_wait(eng, s, mcc_engine_retry_after_ns(eng))
+ *   poller:        ops->on_completion(...) per WC; once per pass that settled
+ *                  bytes: mcc_engine_room_notify(eng); the tick:
+ *                  mcc_engine_tick_if_due(eng, mcc_engine_now(eng)) (POLL mode)
+ *   monitor:       mcc_engine_async_event(eng, dev, &ev) before ibv_ack_async_event
+ *   teardown:      mcc_engine_close(eng) (closes what is left, with a warning)
+ *
+ * Conventions: as mcc_policy_v1.h. Fallible calls return 0 (or a documented
+ * non-negative value) or a negative errno; every error leaves the SDK's state
+ * as it was ("loses nothing"). Pointers passed in are borrowed; keys are
+ * copied. Nothing here is on the policy's hot path except
+ * mcc_engine_tick_if_due (one atomic load when not due),
+ * mcc_engine_room_seq (one atomic load) and mcc_engine_room_notify (one
+ * atomic add and one load; a system call only when a worker is parked).
+ */
+#ifndef MCC_ENGINE_H
+#define MCC_ENGINE_H
+
+#include "mcc_loader.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ engine */
+
+typedef struct mcc_engine mcc_engine;
+
+/* Tick drivers (mcc_engine_opts.tick). */
+enum mcc_engine_tick {
+	/* Default: a libmcc-owned thread per engine wakes every epoch_us of real
+	 * time and calls mcc_engine_tick_if_due. Ticks go on while every poller
+	 * idles and every worker is parked (a cooldown then still expires). */
+	MCC_ENGINE_TICK_THREAD = 0,
+	/* No thread: the engine's pollers (or monitor) call
+	 * mcc_engine_tick_if_due on every pass. Ticks stop while nobody calls. */
+	MCC_ENGINE_TICK_POLL = 1,
+};
+
+/* The process-wide bound on open lanes (the core module's own cap). Lane ids
+ * are the lowest free ones, so the policy's per-lane scans stay as short as
+ * the number of lanes actually open. */
+#define MCC_ENGINE_LANES_MAX 1024u
+
+/* A clock step backwards smaller than this is absorbed by holding time still
+ * until the engine clock catches up; a larger one (an NTP step of
+ * CLOCK_REALTIME) re-anchors the SDK clock at the value it had. */
+#define MCC_ENGINE_CLOCK_SLACK_NS 50000000ull
+
+/* Options for mcc_engine_open(). Zero-initialise, set struct_size. */
+struct mcc_engine_opts {
+	uint32_t struct_size;
+	uint32_t tick; /* enum mcc_engine_tick */
+	/* How to load the policy (NULL: all defaults). Its now_ns/clock_arg are
+	 * ignored (set below), and max_lanes 0 means MCC_ENGINE_LANES_MAX. */
+	const struct mcc_loader_opts *loader;
+	/* The engine's clock in ns: CLOCK_REALTIME, a TSC converted to ns,
+	 * anything that mostly moves forward (NULL: CLOCK_MONOTONIC). The SDK
+	 * turns it into the monotonic clock the policy needs (see
+	 * mcc_engine_now). One clock per process: the first engine open while no
+	 * other is open installs it; a later engine naming another clock gets the
+	 * installed one and a warning. fn and arg stay valid until the last
+	 * engine of the process is closed. */
+	uint64_t (*now_ns)(void *clock_arg);
+	void *clock_arg;
+};
+
+/*
+ * mcc_engine_open - acquire the process's policy instance (mcc_instance_acquire
+ * with the SDK's clock and lane bound) and the SDK services around it.
+ * Outputs: *out. Returns 0, or the loader's negative errno with *out still a
+ *   usable engine whose policy is the built-in null module (controller off;
+ *   the one message is mcc_instance_error(mcc_engine_instance(*out))).
+ * Thread: engine construction; thread-safe.
+ * Errors: -EINVAL (NULL out, struct_size too small, unknown tick), -ENOMEM,
+ *   -EAGAIN (the tick thread could not start): *out is NULL and nothing is
+ *   held.
+ */
+int mcc_engine_open(const struct mcc_engine_opts *opts, mcc_engine **out);
+
+/*
+ * mcc_engine_close - stop the engine's tick thread, close its lanes and
+ * routes still open (each logged as a warning), drop its batches, release
+ * the instance. The engine has settled every permit and quiesced its
+ * threads. NULL is a no-op.
+ * Thread: engine teardown. Errors: none.
+ */
+void mcc_engine_close(mcc_engine *e);
+
+/* The instance, its normalised vtable and its context (valid until close).
+ * Thread: any. Errors: none (e non-NULL). */
+mcc_instance *mcc_engine_instance(const mcc_engine *e);
+const struct mcc_policy_v1 *mcc_engine_ops(const mcc_engine *e);
+void *mcc_engine_ctx(const mcc_engine *e);
+
+/*
+ * mcc_engine_now - the SDK clock (ns): the engine clock plus an offset,
+ * never decreasing across all threads of the process. A step back of at
+ * most MCC_ENGINE_CLOCK_SLACK_NS holds time still; a larger one shifts the
+ * offset so time goes on from where it was (counted in
+ * mcc_engine_stats.clock_steps_back). Forward steps pass through. It is the
+ * now_ns of the policy's host table.
+ * Thread: any; lock-free except on a large step back (a mutex).
+ * Errors: none.
+ */
+uint64_t mcc_engine_now(const mcc_engine *e);
+
+/* ------------------------------------------------------------------- lanes */
+
+/* A lane reference: generation << 32 | (lane id + 1); 0 is never valid. A
+ * reference stops working when its lane closes, even if the id is reused. */
+typedef uint64_t mcc_lane_ref;
+
+/*
+ * mcc_engine_lane_open - take the lowest free process-wide lane id and open
+ * the policy's lane on it (role: enum mcc_lane_role).
+ * Outputs: *ref and *lane (the handle for the hot-path calls).
+ * Thread: worker construction; thread-safe.
+ * Errors: -ENOSPC (MCC_ENGINE_LANES_MAX lanes open in the process),
+ *   -EINVAL (NULL argument), the policy's lane_open error (the id is
+ *   returned to the registry).
+ */
+int mcc_engine_lane_open(mcc_engine *e, uint32_t role, mcc_lane_ref *ref, mcc_lane **lane);
+
+/*
+ * mcc_engine_lane_close - close the policy lane (its cached credit returns
+ * to the domains) and free the id.
+ * Thread: worker teardown; thread-safe.
+ * Errors: -ESTALE (already closed, or never opened: nothing happens),
+ *   -EPERM (a lane of another engine: nothing happens).
+ */
+int mcc_engine_lane_close(mcc_engine *e, mcc_lane_ref ref);
+
+/* The lane of `ref`, or NULL when it is closed or belongs to another
+ * engine. Thread: any; takes the registry mutex (not for the hot path:
+ * keep the mcc_lane * of lane_open there). Errors: NULL. */
+mcc_lane *mcc_engine_lane_get(mcc_engine *e, mcc_lane_ref ref);
+
+/* ------------------------------------------------------------- tick driver */
+
+/*
+ * mcc_engine_tick_if_due - call the policy's tick(now_ns) if an epoch
+ * (config epoch_us) has passed since the last tick of this instance by any
+ * engine or thread. Exactly one caller claims each epoch; the tick never
+ * runs concurrently with itself; parked workers are woken after it.
+ * now_ns: mcc_engine_now() (or a time read from it earlier in the pass).
+ * Returns 1 when this call ticked, 0 otherwise.
+ * Thread: any; one atomic load when not due, one compare-and-swap to claim.
+ * Errors: none.
+ */
+int mcc_engine_tick_if_due(mcc_engine *e, uint64_t now_ns);
+
+/* The retry-after hint for a refused slice: one epoch in ns (the window and
+ * the path states change at most once per tick). Thread: any. */
+uint64_t mcc_engine_retry_after_ns(const mcc_engine *e);
+
+/* ------------------------------------------------------------------ routes */
+
+typedef struct mcc_engine_route mcc_engine_route;
+
+/* mcc_engine_route_open() non-negative results. */
+enum mcc_engine_route_open_result {
+	MCC_ENGINE_ROUTE_NEW = 0,     /* first open of the key: generation 1 */
+	MCC_ENGINE_ROUTE_SAME = 1,    /* key open with this incarnation: reference */
+	MCC_ENGINE_ROUTE_RENEWED = 2, /* new incarnation: generation bumped */
+};
+
+/*
+ * mcc_engine_route_open - resolve the route of the engine's own path key
+ * (bytes, e.g. TE's peer_nic_path string without its NUL) on device `dev`.
+ * `incarnation` names the endpoint/QP set now serving the key (an endpoint
+ * pointer, a QP number, a counter: any value that changes when the engine
+ * replaces or rebuilds the endpoint). The SDK assigns route ids (from 1) and
+ * generations, so engines without generations get correct fencing: a new
+ * incarnation bumps the generation and delivers MCC_SIG_ENDPOINT_REBUILT (if
+ * subscribed); a different `dev` rebinds the route (route_rebind).
+ * `desc`: port_num, cq_id, remote_id, peer_path (NULL: the key, when it is
+ * text) of the policy's route_open; route_id and generation are ignored;
+ * may be NULL.
+ * Outputs: *out holds one reference (release it with mcc_engine_route_put).
+ * Returns enum mcc_engine_route_open_result.
+ * Thread: any; takes the route mutex (slow path).
+ * Errors: -EINVAL (NULL e/dev/key/out, klen 0 or > 4096), -ENOMEM, the
+ *   policy's route_open or route_rebind error (nothing changes).
+ */
+int mcc_engine_route_open(mcc_engine *e, mcc_device *dev, const void *key, size_t klen,
+                          uint64_t incarnation, const struct mcc_route_desc *desc,
+                          mcc_engine_route **out);
+
+/*
+ * mcc_engine_route_lookup - the open route of `key` with one reference.
+ * Reference rule: a route stays allocated (and its policy route open) while
+ * any reference is held; mcc_engine_route_close only unpublishes the key and
+ * drops the open's reference, so a poller holding a looked-up route never
+ * sees it freed under it. The last mcc_engine_route_put calls the policy's
+ * route_close and frees it.
+ * Thread: any; route mutex. Errors: -ENOENT (unknown or closed key),
+ * -EINVAL (NULL argument).
+ */
+int mcc_engine_route_lookup(mcc_engine *e, const void *key, size_t klen, mcc_engine_route **out);
+
+/* Drop one reference (NULL: no-op). Thread: any. Errors: none. */
+void mcc_engine_route_put(mcc_engine_route *r);
+
+/*
+ * mcc_engine_route_close - unpublish `key` (later lookups get -ENOENT),
+ * unregister its QPs, and drop the reference the first open took (each
+ * further open that returned SAME/RENEWED also owes a put). The engine
+ * closes a route after settling every permit on it.
+ * Thread: any; route mutex. Errors: -ENOENT (unknown or already closed key:
+ * nothing happens), -EINVAL.
+ */
+int mcc_engine_route_close(mcc_engine *e, const void *key, size_t klen);
+
+/*
+ * mcc_engine_route_renew - report a new incarnation without re-resolving:
+ * generation + 1 and MCC_SIG_ENDPOINT_REBUILT (if subscribed). Returns the
+ * new generation (> 0).
+ * Thread: any; route mutex. Errors: -ESTALE (the route was closed: nothing
+ * happens), -EINVAL.
+ */
+int64_t mcc_engine_route_renew(mcc_engine *e, mcc_engine_route *r, uint64_t incarnation);
+
+/* Accessors of a referenced route. Thread: any; lock-free. */
+mcc_route *mcc_engine_route_cc(const mcc_engine_route *r);        /* policy handle */
+uint32_t mcc_engine_route_generation(const mcc_engine_route *r); /* current */
+uint64_t mcc_engine_route_id(const mcc_engine_route *r);
+
+/* ----------------------------------------------------------- async routing */
+
+/*
+ * mcc_engine_qp_add - QP `qp_num` of device `dev` serves route `r` (at the
+ * route's current generation, which async events for it will carry).
+ * mcc_engine_qp_remove - the QP is being destroyed; events that name it
+ * afterwards are no-ops. Call it before ibv_destroy_qp.
+ * Thread: any; async mutex. Errors: -EEXIST (qp_num already registered on
+ * dev), -ENOENT (remove: not registered), -ESTALE (add: r closed),
+ * -ENOMEM, -EINVAL.
+ */
+int mcc_engine_qp_add(mcc_engine *e, mcc_engine_route *r, uint32_t qp_num);
+int mcc_engine_qp_remove(mcc_engine *e, mcc_device *dev, uint32_t qp_num);
+
+/*
+ * mcc_engine_cq_id - a stable id (from 1) for the engine's CQ handle
+ * `cq_key` on `dev` (e.g. the struct ibv_cq pointer), for engines that
+ * cannot name CQ ids; assigned on first use. mcc_engine_cq_remove forgets
+ * it before the CQ is destroyed.
+ * Thread: any; async mutex. Errors: 0 on -ENOMEM (never a valid id);
+ * remove: -ENOENT.
+ */
+uint32_t mcc_engine_cq_id(mcc_engine *e, mcc_device *dev, uint64_t cq_key);
+int mcc_engine_cq_remove(mcc_engine *e, mcc_device *dev, uint64_t cq_key);
+
+/* What an async event names (mcc_engine_async.element). */
+enum mcc_engine_element {
+	MCC_ENGINE_EL_DEVICE = 0,
+	MCC_ENGINE_EL_PORT = 1,
+	MCC_ENGINE_EL_QP = 2,
+	MCC_ENGINE_EL_CQ = 3,
+};
+
+/* An async event reduced to plain values, copied out of struct
+ * ibv_async_event before ibv_ack_async_event (no pointer is kept). */
+struct mcc_engine_async {
+	uint32_t struct_size;
+	int32_t event_type; /* raw enum ibv_event_type */
+	uint32_t element;   /* enum mcc_engine_element */
+	uint32_t port_num;  /* EL_PORT */
+	uint32_t qp_num;    /* EL_QP: element.qp->qp_num */
+	uint32_t reserved0;
+	uint64_t cq_key;    /* EL_CQ: as given to mcc_engine_cq_id */
+};
+
+/*
+ * mcc_engine_async_event - route one async event to the policy: the SDK
+ * snapshots the QP's route (holding a reference for the call), its
+ * generation and the CQ id under the async mutex, then calls
+ * on_async_event. It may be called before the engine acks the event and
+ * concurrently with QP teardown: an event for a QP (or CQ) that is not
+ * registered (already torn down, or never added) is a no-op returning
+ * -ENOENT, never a use-after-free.
+ * Returns 1 delivered, 0 not delivered because the policy does not want
+ * async events.
+ * Thread: the monitor (any). Errors: -ENOENT (see above; counted in
+ *   async_dropped), -EINVAL (NULL, bad struct_size or element).
+ */
+int mcc_engine_async_event(mcc_engine *e, mcc_device *dev, const struct mcc_engine_async *ev);
+
+/* ----------------------------------------------------------- DEFER parking */
+
+/*
+ * Parking: a worker whose slices were all refused (DEFER, or AVOID with no
+ * alternate) sleeps until room may be back instead of spinning:
+ *
+ *   uint32_t s = mcc_engine_room_seq(e);       before the try_acquire pass
+ *   ... every queued slice refused ...
+ *   mcc_engine_room_wait(e, s, mcc_engine_retry_after_ns(e));
+ *
+ * The sequence is bumped by mcc_engine_room_notify, which the engine calls
+ * after settling bytes (release or on_completion; once per poll pass is
+ * enough), and by every tick (windows and path states change there). A
+ * bump between room_seq and room_wait makes the wait return at once, so no
+ * wake-up is lost. The sequence is per policy instance: every engine
+ * sharing the instance shares it.
+ */
+
+/* Thread: any; one atomic load. Errors: none. */
+uint32_t mcc_engine_room_seq(const mcc_engine *e);
+
+/*
+ * mcc_engine_room_wait - sleep while the sequence still reads `seq`, at most
+ * timeout_ns of real (CLOCK_MONOTONIC) time; 0: do not sleep.
+ * Returns 0 when the sequence moved (room may be back: retry).
+ * Thread: a worker; a futex wait (Linux). Errors: -ETIMEDOUT (retry the
+ * refused slices once: the hint is the retry-after time), -EINTR (a signal
+ * or a spurious wake-up: retry or wait again).
+ */
+int mcc_engine_room_wait(mcc_engine *e, uint32_t seq, uint64_t timeout_ns);
+
+/*
+ * mcc_engine_room_notify - room may be back: bump the sequence and wake the
+ * parked workers. One atomic add and one atomic load; a futex wake (system
+ * call) only when a worker is parked.
+ * Thread: any (the poller or a releasing poster). Errors: none.
+ */
+void mcc_engine_room_notify(mcc_engine *e);
+
+/*
+ * AVOID without an alternate. MCC_AVOID means "not on this route now, use the
+ * existing alternate rail": it reserves nothing and is no new hardware
+ * failure. An engine whose admission point has no alternate rail (TE's
+ * worker, where re-selection is a 30 s rail pause) treats AVOID exactly as
+ * DEFER: the slice stays queued and the worker parks as above. It must not
+ * fail the slice and must not post it: the route is quarantined and the
+ * policy admits the bounded probe itself once the cooldown expires (a tick
+ * then wakes the parked worker). When every route to the peer answers
+ * AVOID, the engine reports MCC_SIG_NO_USABLE_PATH once, so task queries
+ * read LONG_UNAVAILABLE.
+ */
+#define MCC_ENGINE_DECISION_NO_ALTERNATE(d) ((d) == MCC_AVOID ? MCC_DEFER : (d))
+
+/* ------------------------------------------------- before admission: set-up */
+
+/* Failures that happen before any slice reaches try_acquire. */
+enum mcc_engine_setup_stage {
+	MCC_ENGINE_SETUP_CONNECT = 1,      /* QP connection (modify to RTR/RTS, rdma_cm) */
+	MCC_ENGINE_SETUP_HANDSHAKE = 2,    /* endpoint handshake RPC with the peer */
+	MCC_ENGINE_SETUP_SEGMENT_DESC = 3, /* segment-descriptor (metadata) fetch */
+};
+
+/*
+ * mcc_engine_setup_failed - tell the policy a connection set-up, handshake
+ * or segment-descriptor fetch failed (error: negative or positive errno).
+ * mcc_policy_v1.h has no dedicated signal kinds for the first two, so the
+ * closest existing ones are used:
+ *   CONNECT/HANDSHAKE with -ETIMEDOUT, -EHOSTUNREACH, -ENETUNREACH,
+ *     -ECONNREFUSED, -ECONNRESET: MCC_SIG_CM_EVENT with raw
+ *     MCC_RDMA_CM_EVENT_UNREACHABLE (route evidence: the peer is not
+ *     reachable on this rail; `r` should be non-NULL);
+ *   CONNECT/HANDSHAKE with any other error: MCC_SIG_CONTROL_RPC_FAILED
+ *     (diagnostic, no window change);
+ *   SEGMENT_DESC: MCC_SIG_SEGMENT_RPC_FAILED (diagnostic).
+ * dev and r may be NULL; task may be NULL.
+ * Returns the enum mcc_signal_kind delivered (> 0), or 0 when the policy
+ * does not subscribe to it.
+ * Thread: any. Errors: -EINVAL (unknown stage).
+ */
+int mcc_engine_setup_failed(mcc_engine *e, mcc_device *dev, mcc_engine_route *r, uint32_t stage,
+                            int error, const struct mcc_task_ref *task);
+
+/* ----------------------------------------------------------------- batches */
+
+/*
+ * mcc_engine_batch_begin / mcc_engine_batch_free - batch lifetime for
+ * engines whose batch ids are recycled (TE: a freed pointer). begin when the
+ * id is allocated; free when the application frees it (the policy's
+ * batch_free drops the batch's evidence).
+ * begin: 0, or -EEXIST when the id is still live because its previous free
+ *   was missed: the old batch's evidence is dropped first, so none of it
+ *   attaches to the new batch, and the id is live again.
+ * free: 0, or -ENOENT when the id is not live (freed twice, or never
+ *   begun): nothing is forwarded, so a live batch's evidence is kept.
+ * Thread: application; batch mutex. Errors: as above, -ENOMEM (begin).
+ */
+int mcc_engine_batch_begin(mcc_engine *e, uint64_t batch_id);
+int mcc_engine_batch_free(mcc_engine *e, uint64_t batch_id);
+
+/* ------------------------------------------------------------------- stats */
+
+struct mcc_engine_stats {
+	uint32_t struct_size;      /* set by the caller */
+	uint32_t lanes_open;       /* this engine's */
+	uint64_t routes_open;      /* this engine's published keys */
+	uint64_t ticks;            /* instance: ticks run (all engines) */
+	uint64_t room_wakes;       /* instance: futex wakes issued (syscalls) */
+	uint64_t room_waits;       /* instance: futex waits entered */
+	uint64_t clock_steps_back; /* process: large steps back re-anchored */
+	uint64_t clock_held;       /* process: small steps back held */
+	uint64_t async_delivered;  /* this engine's */
+	uint64_t async_dropped;    /* this engine's: QP/CQ not registered */
+	uint64_t batch_double_free;/* this engine's: batch_free of a non-live id */
+	uint64_t batch_reused;     /* this engine's: begin of a still-live id */
+};
+
+/* Fill *out up to out->struct_size. Thread: any. Errors: -EINVAL. */
+int mcc_engine_get_stats(const mcc_engine *e, struct mcc_engine_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCC_ENGINE_H */

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mcc.c - the operator command, installed with libmcc (man page: mcc(1)).
+ *
+ *   mcc check [INI]     validate INI (else $MC_ADAPTIVE_CC_CONFIG, else
+ *                       none) plus the MC_ADAPTIVE_CC_* environment, then
+ *                       load the module it selects, as an engine would;
+ *                       print the effective configuration with the origin
+ *                       of every value.
+ *   mcc modules [DIR]   list the modules in DIR (else the module directory
+ *                       the configuration resolves to) and whether the
+ *                       loader accepts each, with its reason if not.
+ *
+ * Only the public API of mcc_loader.h is used: the configuration comes from
+ * mcc_config_explain() (the parser and validation of mcc_instance_acquire())
+ * and every module is judged by mcc_instance_acquire() itself, so the
+ * command can never accept what an engine refuses, or the reverse.
+ *
+ * Exit status: 0 valid / every module accepted; 1 invalid configuration,
+ * a module refused; 2 usage or system error.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mcc_loader.h"
+
+#define EXIT_INVALID 1
+#define EXIT_USAGE 2
+
+static const char *const mode_names[] = { "off", "observe", "enforce" };
+
+static void usage(FILE *f)
+{
+	fputs("usage: mcc check [INI]\n"
+	      "       mcc modules [DIR]\n"
+	      "       mcc --help | --version\n"
+	      "See mcc(1), mcc.ini(5) and mcc_policy_v1(7).\n",
+	      f);
+}
+
+/* The loader's messages go to mcc_instance_error(); nothing is printed. */
+static void quiet_log(void *arg, int level, const char *fmt, ...)
+{
+	(void)arg;
+	(void)level;
+	(void)fmt;
+}
+
+static const char *mode_name(enum mcc_mode m)
+{
+	return (unsigned)m < sizeof(mode_names) / sizeof(mode_names[0]) ? mode_names[m]
+	                                                                 : "invalid";
+}
+
+/* ---------------------------------------------------------------- check */
+
+static void print_origin(const struct mcc_config_provenance *ex, const struct mcc_config_origin *o)
+{
+	char src[4200], line[600];
+
+	if (o->source == MCC_CONFIG_SRC_FILE)
+		snprintf(src, sizeof(src), "%s:%d", ex->file, o->line);
+	else if (o->source == MCC_CONFIG_SRC_ENV)
+		snprintf(src, sizeof(src), "%s", o->env);
+	else
+		snprintf(src, sizeof(src), "default");
+	/* An unset value is printed as a comment, so the output stays a valid
+	 * ini file. */
+	if (o->value[0])
+		snprintf(line, sizeof(line), "%s = %s", o->key, o->value);
+	else
+		snprintf(line, sizeof(line), "; %s = (unset)", o->key);
+	printf("%-40s ; %s\n", line, src);
+}
+
+static int cmd_check(const char *ini)
+{
+	static struct mcc_config_provenance ex; /* 40 KiB: not on the stack */
+	struct mcc_loader_opts o;
+	struct mcc_config cfg;
+	mcc_instance *inst;
+	const char *section = "";
+	char err[4096];
+	int rc;
+
+	ex.struct_size = sizeof(ex);
+	rc = mcc_config_explain(ini, 0, &cfg, &ex, err, sizeof(err));
+	if (ex.warning[0])
+		fprintf(stderr, "mcc: warning: %s\n", ex.warning);
+	if (rc != 0) {
+		fprintf(stderr, "%s\n", err);
+		return EXIT_INVALID;
+	}
+
+	/* The configuration is valid: load the module it selects, exactly as an
+	 * engine's constructor does (same configuration, same checks, init()). */
+	memset(&o, 0, sizeof(o));
+	o.struct_size = sizeof(o);
+	o.engine = "mcc-check";
+	o.ini_path = ini;
+	o.log = quiet_log;
+	rc = mcc_instance_acquire(&o, &inst);
+	if (rc != 0) {
+		fprintf(stderr, "%s\n", mcc_instance_error(inst));
+		return EXIT_INVALID;
+	}
+
+	printf("; mcc check: valid (%s%s%s)\n", ex.file[0] ? ex.file : "no ini file",
+	       ex.file_from_env ? ", from MC_ADAPTIVE_CC_CONFIG" : "",
+	       ", MC_ADAPTIVE_CC_* environment applied");
+	printf("; module: %s, mode %s, ABI %u.%u\n", mcc_instance_name(inst),
+	       mode_name(mcc_instance_mode(inst)),
+	       MCC_ABI_MAJOR(mcc_instance_ops(inst)->abi_version),
+	       MCC_ABI_MINOR(mcc_instance_ops(inst)->abi_version));
+	mcc_instance_release(inst);
+	for (unsigned i = 0; i < ex.count; i++) {
+		if (strcmp(section, ex.origin[i].section) != 0) {
+			section = ex.origin[i].section;
+			printf("[%s]\n", section);
+		}
+		print_origin(&ex, &ex.origin[i]);
+	}
+	return 0;
+}
+
+/* -------------------------------------------------------------- modules */
+
+struct verdict {
+	int ok;
+	char name[64];
+	char abi[16];
+	char mode[16];
+	char why[4096];
+};
+
+/* Acquire `module` (a short name, an absolute path or "" for the built-in)
+ * with `mode` from `dir`, through a private ini file. */
+static int try_load(const char *tmpdir, const char *dir, const char *module, const char *mode,
+                    struct verdict *v)
+{
+	struct mcc_loader_opts o;
+	const struct mcc_policy_v1 *ops;
+	mcc_instance *inst;
+	char ini[PATH_MAX];
+	FILE *f;
+	int rc, fd;
+
+	/* 0600 whatever the umask: the loader refuses a file others can write. */
+	snprintf(ini, sizeof(ini), "%s/probe.ini", tmpdir);
+	fd = open(ini, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	fprintf(f, "[policy]\nmode = %s\n", mode);
+	if (*module)
+		fprintf(f, "module = %s\n", module);
+	if (fclose(f) != 0)
+		return -EIO;
+
+	memset(&o, 0, sizeof(o));
+	o.struct_size = sizeof(o);
+	o.engine = "mcc-modules";
+	o.ini_path = ini;
+	o.module_dir = dir;
+	o.ignore_env = 1;
+	o.log = quiet_log;
+	rc = mcc_instance_acquire(&o, &inst);
+	v->ok = rc == 0;
+	if (rc == 0) {
+		ops = mcc_instance_ops(inst);
+		snprintf(v->name, sizeof(v->name), "%s", mcc_instance_name(inst));
+		snprintf(v->abi, sizeof(v->abi), "%u.%u", MCC_ABI_MAJOR(ops->abi_version),
+		         MCC_ABI_MINOR(ops->abi_version));
+		snprintf(v->mode, sizeof(v->mode), "%s", mode_name(mcc_instance_mode(inst)));
+		v->why[0] = '\0';
+	} else {
+		snprintf(v->why, sizeof(v->why), "%s", mcc_instance_error(inst));
+	}
+	mcc_instance_release(inst);
+	return 0;
+}
+
+/*
+ * The loader checks the file and the descriptor before it compares the
+ * module's mode with the configured one, so a first load in any mode either
+ * succeeds, fails for the file itself, or says which mode the module
+ * implements; a second load in that mode gives the final verdict (init()
+ * included).
+ */
+static int judge(const char *tmpdir, const char *dir, const char *module, struct verdict *v)
+{
+	static const char tag[] = "the module implements mode ";
+	const char *p;
+	int rc;
+
+	rc = try_load(tmpdir, dir, module, "off", v);
+	if (rc || v->ok)
+		return rc;
+	p = strstr(v->why, tag);
+	if (!p)
+		return 0;
+	p += sizeof(tag) - 1;
+	for (unsigned m = 1; m < sizeof(mode_names) / sizeof(mode_names[0]); m++) {
+		size_t n = strlen(mode_names[m]);
+
+		if (strncmp(p, mode_names[m], n) == 0 && p[n] == ',') {
+			rc = try_load(tmpdir, dir, module, mode_names[m], v);
+			if (!v->ok) /* init() refused: the mode is known all the same */
+				snprintf(v->mode, sizeof(v->mode), "%s", mode_names[m]);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int is_module_file(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return strncmp(d->d_name, "mcc-policy-", 11) == 0 && n > 14 &&
+	       strcmp(d->d_name + n - 3, ".so") == 0;
+}
+
+static int valid_short_name(const char *s, size_t n)
+{
+	if (n == 0 || n > 32)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '_' || s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+static void print_verdict(const char *label, const struct verdict *v, const char *note)
+{
+	char row[sizeof(v->why) + 128];
+	size_t n;
+
+	snprintf(row, sizeof(row), "%-16s %-5s %-8s %-4s %s", v->ok ? v->name : label,
+	         v->ok ? v->abi : "-", v->mode[0] ? v->mode : "-", v->ok ? "yes" : "no",
+	         v->ok ? note : v->why);
+	n = strlen(row);
+	while (n > 0 && row[n - 1] == ' ')
+		row[--n] = '\0';
+	puts(row);
+}
+
+static int cmd_modules(const char *dir_arg)
+{
+	char dir[PATH_MAX], tmpdir[PATH_MAX], module[PATH_MAX + 300], label[64], err[4096];
+	const char *tmp = getenv("TMPDIR");
+	struct dirent **list = NULL;
+	struct mcc_config cfg;
+	struct verdict v;
+	int n, refused = 0, rc = 0;
+
+	if (dir_arg) {
+		if (!realpath(dir_arg, dir)) {
+			fprintf(stderr, "mcc modules: %s: %s\n", dir_arg, strerror(errno));
+			return EXIT_USAGE;
+		}
+	} else {
+		/* The directory an engine would search: defaults < ini < environment. */
+		if (mcc_config_load(NULL, 0, &cfg, err, sizeof(err)) != 0) {
+			fprintf(stderr, "%s\n", err);
+			return EXIT_INVALID;
+		}
+		snprintf(dir, sizeof(dir), "%s", cfg.module_dir);
+	}
+	n = scandir(dir, &list, is_module_file, alphasort);
+	if (n < 0) {
+		fprintf(stderr, "mcc modules: %s: %s\n", dir, strerror(errno));
+		return EXIT_USAGE;
+	}
+	snprintf(tmpdir, sizeof(tmpdir), "%s/mcc-modules-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		fprintf(stderr, "mcc modules: cannot create a scratch directory: %s\n",
+		        strerror(errno));
+		rc = EXIT_USAGE;
+		goto out;
+	}
+
+	printf("; modules in %s\n", dir);
+	printf("%-16s %-5s %-8s %-4s %s\n", "NAME", "ABI", "MODE", "OK", "REASON");
+	memset(&v, 0, sizeof(v));
+	if (judge(tmpdir, dir, "", &v) == 0)
+		print_verdict("null", &v, "(built-in: mode = off without module, or module = none)");
+	for (int i = 0; i < n; i++) {
+		const char *base = list[i]->d_name + 11;
+		size_t len = strlen(base) - 3;
+
+		snprintf(label, sizeof(label), "%.*s", (int)(len < 63 ? len : 63), base);
+		/* By short name, as a module_dir search does (the name the file
+		 * declares is checked); a file no short name can reach by path. */
+		if (valid_short_name(base, len))
+			snprintf(module, sizeof(module), "%.*s", (int)len, base);
+		else
+			snprintf(module, sizeof(module), "%s/%s", dir, list[i]->d_name);
+		memset(&v, 0, sizeof(v));
+		if (judge(tmpdir, dir, module, &v) != 0) {
+			fprintf(stderr, "mcc modules: cannot write %s/probe.ini\n", tmpdir);
+			rc = EXIT_USAGE;
+			break;
+		}
+		if (!v.ok)
+			refused++;
+		print_verdict(label, &v, "");
+	}
+	snprintf(module, sizeof(module), "%s/probe.ini", tmpdir);
+	unlink(module);
+	rmdir(tmpdir);
+	if (!rc && refused)
+		rc = EXIT_INVALID;
+out:
+	for (int i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("mcc %s (policy ABI %u.%u)\n", PACKAGE_VERSION,
+		       MCC_ABI_MAJOR(MCC_POLICY_ABI_V1), MCC_ABI_MINOR(MCC_POLICY_ABI_V1));
+		return 0;
+	}
+	if (argc >= 2 && argc <= 3 && strcmp(argv[1], "check") == 0)
+		return cmd_check(argc == 3 ? argv[2] : NULL);
+	if (argc >= 2 && argc <= 3 && strcmp(argv[1], "modules") == 0)
+		return cmd_modules(argc == 3 ? argv[2] : NULL);
+	usage(stderr);
+	return EXIT_USAGE;
+}
