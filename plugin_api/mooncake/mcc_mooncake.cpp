@@ -1,0 +1,644 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mcc_mooncake.cpp - the Mooncake classic TE adapter (mcc_mooncake.hpp).
+ * Compiled into the engine (or a test) next to libmcc; C++11.
+ */
+#include "mcc_mooncake.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <new>
+#include <unordered_map>
+
+namespace mcc {
+namespace mooncake {
+
+namespace {
+
+const std::memory_order RLX = std::memory_order_relaxed;
+
+std::uint64_t realtime_ns(void *)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (std::uint64_t)ts.tv_sec * 1000000000ull + (std::uint64_t)ts.tv_nsec;
+}
+
+/* The process's SDK engine, shared by every Pool. */
+struct Shared {
+	std::mutex mu;
+	unsigned refs = 0;
+	mcc_engine *e = nullptr;
+	Options opts;
+};
+
+Shared &shared()
+{
+	static Shared s;
+	return s;
+}
+
+mcc_engine *engine_acquire(int *err)
+{
+	Shared &s = shared();
+	std::lock_guard<std::mutex> g(s.mu);
+	if (s.refs == 0) {
+		mcc_loader_opts lo;
+		std::memset(&lo, 0, sizeof(lo));
+		lo.struct_size = sizeof(lo);
+		lo.engine = "te";
+		lo.ini_path = s.opts.ini_path;
+		lo.module_dir = s.opts.module_dir;
+		lo.ignore_env = s.opts.ignore_env ? 1 : 0;
+		lo.host_caps = MCC_HOST_CAP_ASYNC_EVENTS | MCC_HOST_CAP_POLLER_PROGRESS |
+		               MCC_HOST_CAP_COMPLETION_TS;
+		lo.log = s.opts.log;
+		lo.log_arg = s.opts.log_arg;
+		mcc_engine_opts eo;
+		std::memset(&eo, 0, sizeof(eo));
+		eo.struct_size = sizeof(eo);
+		eo.tick = s.opts.tick;
+		eo.loader = &lo;
+		eo.now_ns = s.opts.now_ns ? s.opts.now_ns : realtime_ns;
+		eo.clock_arg = s.opts.clock_arg;
+		*err = mcc_engine_open(&eo, &s.e);
+		if (!s.e)
+			return nullptr;
+	}
+	s.refs++;
+	return s.e;
+}
+
+void engine_release()
+{
+	Shared &s = shared();
+	std::lock_guard<std::mutex> g(s.mu);
+	if (s.refs && --s.refs == 0) {
+		mcc_engine_close(s.e);
+		s.e = nullptr;
+	}
+}
+
+std::uint64_t fnv1a(const char *k, std::size_t n)
+{
+	std::uint64_t h = 14695981039346656037ull;
+	for (std::size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)k[i]) * 1099511628211ull;
+	return h;
+}
+
+void bump(std::atomic<std::uint64_t> &c, std::uint64_t n = 1)
+{
+	c.store(c.load(RLX) + n, RLX); /* one writer: the lane's thread */
+}
+
+} /* namespace */
+
+/* A lane's cached route. */
+struct Route {
+	std::string key; /* peer_nic_path */
+	std::uint64_t incarnation = 0;
+	mcc_engine_route *r = nullptr; /* one reference */
+	bool refused = false;          /* memo: refused at refused_seq */
+	std::uint32_t refused_seq = 0;
+	std::uint64_t quiet_until = 0; /* AVOID: SDK time the cooldown ends */
+};
+
+struct Lane {
+	mcc_lane *cc = nullptr;
+	mcc_lane_ref ref = 0;
+	std::uint32_t role = 0;
+	std::unordered_map<std::uint64_t, std::unique_ptr<Route>> routes; /* by fnv1a(key) */
+	Route *last = nullptr;
+	/* the current post pass */
+	bool in_pass = false;
+	std::uint32_t pass_seq = 0;
+	std::uint32_t pass_admitted = 0, pass_refused = 0;
+	/* the current poll pass */
+	bool clock_valid = false, settled = false;
+	std::uint64_t pass_sdk_ns = 0, pass_clock_ns = 0;
+	std::atomic<std::uint64_t> admitted{0}, refused_calls{0}, memo_skips{0}, parks{0},
+	    passthrough{0}, completions{0}, no_permit{0}, released{0}, renewals{0},
+	    route_errors{0};
+};
+
+struct Pool::Slot {
+	std::atomic<std::uintptr_t> key{0}; /* 0 free, slice|1 being filled, slice */
+	mcc_permit permit = MCC_PERMIT_INIT;
+};
+
+namespace {
+struct Binding {
+	const Pool *pool;
+	Lane *lane;
+};
+thread_local Binding tl_bind = {nullptr, nullptr};
+} /* namespace */
+
+int configure(const Options &o) noexcept
+{
+	Shared &s = shared();
+	std::lock_guard<std::mutex> g(s.mu);
+	if (s.refs)
+		return -EBUSY;
+	s.opts = o;
+	return 0;
+}
+
+Pool::Pool(const PoolDesc &d) noexcept
+{
+	if (!d.device_name || !d.workers || d.workers > 64 || !d.max_outstanding ||
+	    d.max_outstanding > (1u << 24)) {
+		err_ = -EINVAL;
+		return;
+	}
+	e_ = engine_acquire(&err_);
+	if (!e_)
+		return;
+	ops_ = mcc_engine_ops(e_);
+	ctx_ = mcc_engine_ctx(e_);
+	{
+		std::lock_guard<std::mutex> g(shared().mu);
+		clock_ = shared().opts.now_ns ? shared().opts.now_ns : realtime_ns;
+		clock_arg_ = shared().opts.clock_arg;
+	}
+	if (mcc_instance_mode(mcc_engine_instance(e_)) == MCC_MODE_OFF)
+		return; /* err_ says why when it was not asked for */
+	park_ = d.park;
+	port_ = d.port_num;
+	try {
+		dev_name_ = d.device_name;
+		std::size_t cap = 1;
+		while (cap < 2u * d.max_outstanding)
+			cap <<= 1;
+		slots_.reset(new Slot[cap]);
+		mask_ = cap - 1;
+		for (shift_ = 64; cap > 1; cap >>= 1)
+			shift_--;
+		lanes_.reserve(d.workers);
+		for (std::uint32_t i = 0; i < d.workers; i++)
+			lanes_.emplace_back(new Lane());
+	} catch (...) {
+		err_ = -ENOMEM;
+		return;
+	}
+	mcc_device_desc dd;
+	std::memset(&dd, 0, sizeof(dd));
+	dd.struct_size = sizeof(dd);
+	dd.device_id = d.device_index;
+	dd.name = d.device_name;
+	dd.num_ports = d.port_num;
+	dd.link_rate_bps = d.link_rate_bps;
+	if ((err_ = ops_->device_open(ctx_, &dd, &dev_)) != 0) {
+		dev_ = nullptr;
+		return;
+	}
+	for (std::uint32_t i = 0; i < d.workers; i++) {
+		Lane &l = *lanes_[i];
+		l.role = d.workers == 1 ? MCC_LANE_POST_POLL : i == 0 ? MCC_LANE_POLL : MCC_LANE_POST;
+		if ((err_ = mcc_engine_lane_open(e_, l.role, &l.ref, &l.cc)) != 0) {
+			l.cc = nullptr;
+			return; /* the destructor closes what was opened */
+		}
+	}
+	enabled_ = true;
+	err_ = 0;
+}
+
+Pool::~Pool()
+{
+	if (enabled_)
+		reclaim();
+	for (auto &l : lanes_) {
+		if (l->cc)
+			mcc_engine_lane_close(e_, l->ref);
+		for (auto &kv : l->routes)
+			mcc_engine_route_put(kv.second->r);
+	}
+	for (const std::string &k : keys_)
+		mcc_engine_route_close(e_, k.data(), k.size());
+	if (dev_)
+		ops_->device_close(ctx_, dev_);
+	if (e_)
+		engine_release();
+}
+
+Lane *Pool::lane(std::uint32_t tid) const noexcept
+{
+	return enabled_ && tid < lanes_.size() ? lanes_[tid].get() : nullptr;
+}
+
+void Pool::bind_thread(std::uint32_t tid) const noexcept
+{
+	tl_bind.pool = this;
+	tl_bind.lane = lane(tid);
+}
+
+Lane *Pool::this_lane() const noexcept
+{
+	return tl_bind.pool == this ? tl_bind.lane : nullptr;
+}
+
+std::uint64_t Pool::incarnation(const void *endpoint, std::uint32_t first_qp_num) noexcept
+{
+	return (std::uint64_t)(std::uintptr_t)endpoint ^ ((std::uint64_t)first_qp_num << 40) ^
+	       first_qp_num;
+}
+
+std::string Pool::full_key(const char *key, std::size_t klen) const
+{
+	/* routes of every device share the process's registry: prefix the device */
+	std::string k(dev_name_);
+	k += '/';
+	k.append(key, klen);
+	return k;
+}
+
+Route *Pool::route(Lane *l, const char *key, std::size_t klen, std::uint64_t incarnation,
+                   const std::uint32_t *qp_nums, std::size_t nqp) noexcept
+{
+	if (!l || !key || !klen)
+		return nullptr;
+	Route *rt = l->last;
+	if (rt && rt->incarnation == incarnation && rt->key.size() == klen &&
+	    std::memcmp(rt->key.data(), key, klen) == 0)
+		return rt;
+	std::uint64_t h = fnv1a(key, klen);
+	try {
+		auto it = l->routes.find(h);
+		rt = it != l->routes.end() ? it->second.get() : nullptr;
+		if (rt) {
+			if (rt->key.size() != klen || std::memcmp(rt->key.data(), key, klen) != 0) {
+				bump(l->route_errors); /* a 64-bit hash collision: uncontrolled */
+				return nullptr;
+			}
+			if (rt->incarnation == incarnation)
+				return l->last = rt;
+		}
+		/* slow path: a new route for this lane, or a new incarnation */
+		std::string fk = full_key(key, klen);
+		std::string peer(key, klen);
+		mcc_route_desc rd;
+		std::memset(&rd, 0, sizeof(rd));
+		rd.struct_size = sizeof(rd);
+		rd.port_num = port_;
+		rd.peer_path = peer.c_str();
+		mcc_engine_route *r = nullptr;
+		int rc = mcc_engine_route_open(e_, dev_, fk.data(), fk.size(), incarnation, &rd, &r);
+		if (rc < 0) {
+			bump(l->route_errors);
+			return nullptr;
+		}
+		if (rc == MCC_ENGINE_ROUTE_NEW) {
+			std::lock_guard<std::mutex> g(mu_);
+			keys_.push_back(fk);
+		} else if (rc == MCC_ENGINE_ROUTE_RENEWED) {
+			bump(l->renewals);
+		}
+		for (std::size_t i = 0; i < nqp; i++) /* a reused QP number: move it */
+			if (mcc_engine_qp_add(e_, r, qp_nums[i]) == -EEXIST &&
+			    mcc_engine_qp_remove(e_, dev_, qp_nums[i]) == 0)
+				mcc_engine_qp_add(e_, r, qp_nums[i]);
+		if (!rt) {
+			std::unique_ptr<Route> nr(new Route());
+			nr->key = peer;
+			rt = nr.get();
+			l->routes[h] = std::move(nr);
+		}
+		mcc_engine_route_put(rt->r);
+		rt->r = r;
+		rt->incarnation = incarnation;
+		rt->refused = false;
+		rt->quiet_until = 0;
+		return l->last = rt;
+	} catch (...) {
+		bump(l->route_errors);
+		return nullptr;
+	}
+}
+
+Pool::Slot *Pool::claim(const void *slice) noexcept
+{
+	std::uintptr_t k = (std::uintptr_t)slice;
+	std::size_t h = (std::size_t)(((std::uint64_t)k * 0x9e3779b97f4a7c15ull) >> shift_);
+	for (std::size_t i = 0; i < 32; i++) {
+		Slot *s = &slots_[(h + i) & mask_];
+		std::uintptr_t z = 0;
+		if (s->key.load(RLX) == 0 &&
+		    s->key.compare_exchange_strong(z, k | 1, std::memory_order_acquire, RLX))
+			return s;
+	}
+	return nullptr;
+}
+
+Pool::Slot *Pool::find(const void *slice) const noexcept
+{
+	std::uintptr_t k = (std::uintptr_t)slice;
+	std::size_t h = (std::size_t)(((std::uint64_t)k * 0x9e3779b97f4a7c15ull) >> shift_);
+	for (std::size_t i = 0; i < 32; i++) {
+		Slot *s = &slots_[(h + i) & mask_];
+		if (s->key.load(std::memory_order_acquire) == k)
+			return s;
+	}
+	return nullptr;
+}
+
+int Pool::admit(Lane *l, Route *rt, const SliceInfo &si) noexcept
+{
+	if (!l || !rt || !si.slice || ((std::uintptr_t)si.slice & 1)) {
+		if (l)
+			bump(l->passthrough);
+		return MCC_ADMIT;
+	}
+	if (!l->in_pass) {
+		l->in_pass = true;
+		l->pass_seq = mcc_engine_room_seq(e_);
+	}
+	if (rt->refused) {
+		/* no new room since this lane was refused here: do not ask again */
+		if (mcc_engine_room_seq(e_) == rt->refused_seq ||
+		    (rt->quiet_until && mcc_engine_now(e_) < rt->quiet_until)) {
+			bump(l->memo_skips);
+			l->pass_refused++;
+			return MCC_DEFER;
+		}
+		rt->refused = false;
+	}
+	Slot *s = claim(si.slice);
+	if (!s) {
+		bump(l->passthrough); /* the table is full: post uncontrolled */
+		l->pass_admitted++;
+		return MCC_ADMIT;
+	}
+	mcc_task_ref t;
+	t.batch_id = si.batch_id;
+	t.task_id = (std::uint64_t)(std::uintptr_t)si.task;
+	t.attempt = si.attempt;
+	t.reserved0 = 0;
+	mcc_engine_route *r = rt->r;
+	int d = ops_->try_acquire(l->cc, mcc_engine_route_cc(r), si.bytes,
+	                          mcc_engine_route_generation(r), &t, &s->permit);
+	if (d == MCC_ADMIT) {
+		s->key.store((std::uintptr_t)si.slice, std::memory_order_release);
+		bump(l->admitted);
+		l->pass_admitted++;
+		return MCC_ADMIT;
+	}
+	s->key.store(0, std::memory_order_release);
+	if (d < 0) { /* the contract: pass through without a permit */
+		bump(l->passthrough);
+		l->pass_admitted++;
+		return MCC_ADMIT;
+	}
+	bump(l->refused_calls);
+	l->pass_refused++;
+	rt->refused = true;
+	rt->refused_seq = l->pass_seq; /* read before the call: no wake-up is lost */
+	rt->quiet_until = 0;
+	if (d == MCC_AVOID) { /* quarantined: nothing to ask before the cooldown ends */
+		mcc_domain_stats st;
+		std::memset(&st, 0, sizeof(st));
+		st.struct_size = sizeof(st);
+		if (ops_->domain_stats(ctx_, MCC_DOMAIN_ROUTE, mcc_engine_route_cc(r), &st) == 0 &&
+		    st.cooldown_ms)
+			rt->quiet_until = mcc_engine_now(e_) + st.cooldown_ms * 1000000ull;
+	}
+	return MCC_DEFER;
+}
+
+void Pool::unposted(Lane *l, const void *slice, std::uint32_t reason) noexcept
+{
+	if (!l)
+		return;
+	Slot *s = find(slice);
+	if (!s)
+		return;
+	if (s->permit.flags & MCC_PERMIT_F_LIVE)
+		ops_->release(l->cc, &s->permit, s->permit.bytes, reason);
+	s->key.store(0, std::memory_order_release);
+	bump(l->released);
+	l->settled = true;
+}
+
+int Pool::end_post_pass(Lane *l) noexcept
+{
+	if (!l || !l->in_pass)
+		return 0;
+	bool stuck = l->pass_refused && !l->pass_admitted;
+	l->in_pass = false;
+	l->pass_admitted = l->pass_refused = 0;
+	if (l->settled) { /* released bytes: room for the other lanes */
+		l->settled = false;
+		mcc_engine_room_notify(e_);
+	}
+	if (!stuck || !park_ || l->role != MCC_LANE_POST)
+		return 0; /* a lane that also polls must keep polling */
+	bump(l->parks);
+	mcc_engine_room_wait(e_, l->pass_seq, mcc_engine_retry_after_ns(e_));
+	return 1;
+}
+
+int Pool::complete(Lane *l, const void *slice, int wc_status, std::uint32_t vendor_err,
+                   std::uint32_t qp_num, int opcode, std::uint64_t post_clock_ns) noexcept
+{
+	if (!l)
+		return 0;
+	Slot *s = find(slice);
+	if (!s) {
+		bump(l->no_permit);
+		return 0;
+	}
+	if (!l->clock_valid) { /* one clock pair per poll pass */
+		l->pass_sdk_ns = mcc_engine_now(e_);
+		l->pass_clock_ns = clock_(clock_arg_);
+		l->clock_valid = true;
+	}
+	mcc_completion wc;
+	std::memset(&wc, 0, sizeof(wc));
+	wc.struct_size = sizeof(wc);
+	wc.wc_status = wc_status;
+	wc.vendor_err = vendor_err;
+	wc.generation = s->permit.generation;
+	wc.bytes = 0; /* all it holds: one WR per slice */
+	std::uint64_t age = l->pass_clock_ns - post_clock_ns;
+	if (post_clock_ns && post_clock_ns <= l->pass_clock_ns && age < l->pass_sdk_ns)
+		wc.post_ns = l->pass_sdk_ns - age;
+	wc.complete_ns = l->pass_sdk_ns;
+	wc.qp_num = qp_num;
+	wc.opcode = (std::uint32_t)opcode;
+	ops_->on_completion(l->cc, &s->permit, &wc);
+	s->key.store(0, std::memory_order_release);
+	bump(l->completions);
+	l->settled = true;
+	return 1;
+}
+
+void Pool::end_poll_pass(Lane *l, std::uint32_t ncqe) noexcept
+{
+	if (!l)
+		return;
+	ops_->poller_progress(l->cc, dev_, ncqe);
+	if (l->settled)
+		mcc_engine_room_notify(e_);
+	mcc_engine_tick_if_due(e_, l->clock_valid ? l->pass_sdk_ns : mcc_engine_now(e_));
+	l->settled = false;
+	l->clock_valid = false;
+}
+
+std::uint32_t Pool::element_of(int t) noexcept
+{
+	/* raw enum ibv_event_type values (stable rdma-core ABI) */
+	switch (t) {
+	case 0: /* CQ_ERR */
+		return MCC_ENGINE_EL_CQ;
+	case 1: case 2: case 3: case 4: case 5: case 6: case 7: /* QP_FATAL .. PATH_MIG_ERR */
+	case 16: /* QP_LAST_WQE_REACHED */
+		return MCC_ENGINE_EL_QP;
+	case 9: case 10: case 11: case 12: case 13: /* PORT_ACTIVE .. SM_CHANGE */
+	case 17: case 18: /* CLIENT_REREGISTER, GID_CHANGE */
+		return MCC_ENGINE_EL_PORT;
+	default: /* DEVICE_FATAL, SRQ and WQ events, unknown values */
+		return MCC_ENGINE_EL_DEVICE;
+	}
+}
+
+int Pool::async_event(int event_type, std::uint32_t qp_num, std::uint32_t port_num,
+                      std::uintptr_t cq) noexcept
+{
+	if (!enabled_)
+		return 0;
+	mcc_engine_async ev;
+	std::memset(&ev, 0, sizeof(ev));
+	ev.struct_size = sizeof(ev);
+	ev.event_type = event_type;
+	ev.element = element_of(event_type);
+	ev.qp_num = qp_num;
+	ev.port_num = port_num;
+	ev.cq_key = cq;
+	if (ev.element == MCC_ENGINE_EL_CQ) /* TE cannot name CQ ids: assign one */
+		mcc_engine_cq_id(e_, dev_, cq);
+	return mcc_engine_async_event(e_, dev_, &ev);
+}
+
+void Pool::endpoint_retired(const std::uint32_t *qp_nums, std::size_t nqp) noexcept
+{
+	if (!enabled_)
+		return;
+	for (std::size_t i = 0; i < nqp; i++)
+		mcc_engine_qp_remove(e_, dev_, qp_nums[i]);
+}
+
+int Pool::setup_failed(std::uint32_t stage, const char *key, std::size_t klen,
+                       int error) noexcept
+{
+	if (!enabled_)
+		return 0;
+	mcc_engine_route *r = nullptr;
+	try {
+		if (key && klen) {
+			std::string fk = full_key(key, klen);
+			mcc_engine_route_lookup(e_, fk.data(), fk.size(), &r);
+		}
+	} catch (...) {
+		r = nullptr;
+	}
+	int rc = mcc_engine_setup_failed(e_, dev_, r, stage, error, nullptr);
+	mcc_engine_route_put(r);
+	return rc;
+}
+
+std::size_t Pool::reclaim() noexcept
+{
+	if (!enabled_ || lanes_.empty())
+		return 0;
+	std::size_t n = 0;
+	mcc_lane *lane = lanes_[0]->cc;
+	for (std::size_t i = 0; i <= mask_; i++) {
+		Slot &s = slots_[i];
+		if (!s.key.load(std::memory_order_acquire))
+			continue;
+		if (s.permit.flags & MCC_PERMIT_F_LIVE) {
+			ops_->release(lane, &s.permit, s.permit.bytes, MCC_REL_RECLAIMED);
+			n++;
+		}
+		s.key.store(0, std::memory_order_release);
+	}
+	reclaimed_.fetch_add(n, RLX);
+	if (n)
+		mcc_engine_room_notify(e_);
+	return n;
+}
+
+Stats Pool::stats() const noexcept
+{
+	Stats t;
+	std::memset(&t, 0, sizeof(t));
+	for (auto &lp : lanes_) {
+		const Lane &l = *lp;
+		t.admitted += l.admitted.load(RLX);
+		t.refused_calls += l.refused_calls.load(RLX);
+		t.memo_skips += l.memo_skips.load(RLX);
+		t.parks += l.parks.load(RLX);
+		t.passthrough += l.passthrough.load(RLX);
+		t.completions += l.completions.load(RLX);
+		t.no_permit += l.no_permit.load(RLX);
+		t.released += l.released.load(RLX);
+		t.renewals += l.renewals.load(RLX);
+		t.route_errors += l.route_errors.load(RLX);
+	}
+	t.reclaimed = reclaimed_.load(RLX);
+	return t;
+}
+
+int Pool::route_stats(const Route *r, mcc_domain_stats *out) const noexcept
+{
+	if (!enabled_ || !r || !r->r || !out)
+		return -EINVAL;
+	return ops_->domain_stats(ctx_, MCC_DOMAIN_ROUTE, mcc_engine_route_cc(r->r), out);
+}
+
+std::uint32_t Pool::route_generation(const Route *r) const noexcept
+{
+	return r && r->r ? mcc_engine_route_generation(r->r) : 0;
+}
+
+/* ------------------------------------------------------ process-wide */
+
+int batch_begin(std::uint64_t batch_id) noexcept
+{
+	Shared &s = shared();
+	std::lock_guard<std::mutex> g(s.mu);
+	return s.e ? mcc_engine_batch_begin(s.e, batch_id) : 0;
+}
+
+int batch_free(std::uint64_t batch_id) noexcept
+{
+	Shared &s = shared();
+	std::lock_guard<std::mutex> g(s.mu);
+	return s.e ? mcc_engine_batch_free(s.e, batch_id) : 0;
+}
+
+int task_state(std::uint64_t batch_id, const void *task, std::uint32_t host_flags,
+               mcc_task_detail *out) noexcept
+{
+	Shared &s = shared();
+	std::lock_guard<std::mutex> g(s.mu);
+	if (!s.e)
+		return MCC_TASK_UNKNOWN;
+	mcc_task_ref t;
+	std::memset(&t, 0, sizeof(t));
+	t.batch_id = batch_id;
+	t.task_id = (std::uint64_t)(std::uintptr_t)task;
+	mcc_task_detail tmp;
+	if (!out) {
+		std::memset(&tmp, 0, sizeof(tmp));
+		tmp.struct_size = sizeof(tmp);
+		out = &tmp;
+	}
+	const mcc_policy_v1 *ops = mcc_engine_ops(s.e);
+	return ops->task_query(mcc_engine_ctx(s.e), &t, host_flags, out);
+}
+
+} /* namespace mooncake */
+} /* namespace mcc */

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mcc_mooncake.hpp - the Mooncake classic Transfer Engine adapter: each TE
+ * call site becomes one call (INTEGRATION.md names the sites). Built on the
+ * engine SDK (mcc_engine.h); its interface holds only plain values (strings,
+ * integers, opaque pointers, raw ibv enum values as int) and mcc types, so it
+ * builds and is tested without Mooncake. The templates at the end read
+ * rdma-core structs by member name (duck typing): this header never includes
+ * <infiniband/verbs.h>.
+ *
+ *   TE object / thread                     adapter
+ *   -------------------------------------  -----------------------------------
+ *   WorkerPool constructor / destructor    Pool(desc) / ~Pool
+ *   worker thread start                    pool.bind_thread(tid)
+ *   post site, per QP chunk                route(), admit_prefix()
+ *   ibv_post_send bad_wr                   unposted()
+ *   end of a post pass                     end_post_pass()   (parks on DEFER)
+ *   poll loop, per WC                      complete_wc()
+ *   end of a poll pass                     end_poll_pass()   (notify, tick)
+ *   async event, before ibv_ack            async_event()
+ *   endpoint destroyed / rebuilt           endpoint_retired()
+ *   handshake failed                       setup_failed()
+ *   allocateBatchID / freeBatchID          batch_begin() / batch_free()
+ *   caller's status query                  task_state()
+ *
+ * Model. One SDK engine per process (shared by every Pool, reference
+ * counted); one Pool per TE WorkerPool (one local RDMA device: the device
+ * domain); one lane per worker thread. With workers > 1, worker 0 only polls
+ * and the others only post (TE's split); with 1 worker it does both. A route
+ * is (device, peer_nic_path); each lane caches the routes it posts on, so the
+ * hot path takes no lock. Endpoints are told apart by an incarnation (the
+ * endpoint pointer mixed with its first QP number), so a replaced endpoint or
+ * one rebuilt in place with new QPs bumps the route's generation and late
+ * feedback of the old one settles accounting only.
+ *
+ * Permits. TE's Slice has no spare field, so each Pool keeps its permits in
+ * a fixed, lock-free side table keyed by the Slice pointer, sized from
+ * max_outstanding (the context's CQ capacity) at construction. Nothing is
+ * allocated on the hot path. A slice that finds no free slot is posted
+ * without a permit (counted in Stats::passthrough), never refused.
+ *
+ * DEFER. TE's admission point has no alternate rail, so AVOID is treated as
+ * DEFER (mcc_engine.h). A refused route is not asked again by the same lane
+ * until room may be back (the SDK's room sequence moved: a poll pass settled
+ * bytes, or a tick) and, for a quarantined route, until its cooldown ended:
+ * a refused slice costs one try_acquire, not a spin. A posting-only lane
+ * whose whole pass was refused parks in end_post_pass() for at most one
+ * epoch (a poll pass that settles bytes wakes it).
+ *
+ * Off. With mode = off (the default), or if the policy could not be loaded,
+ * enabled() is false and every call admits everything and does nothing else.
+ *
+ * Errors never throw and never fail a slice: a call that cannot do its job
+ * (no lane, no route, a full table, a policy error) lets the slice go
+ * uncontrolled and counts it. Every member is noexcept.
+ */
+#ifndef MCC_MOONCAKE_HPP
+#define MCC_MOONCAKE_HPP
+
+#include "mcc.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace mcc {
+namespace mooncake {
+
+/* Process-wide options, read when the first Pool opens the engine. */
+struct Options {
+	const char *ini_path = nullptr;   /* NULL: $MC_ADAPTIVE_CC_CONFIG, else defaults + env */
+	const char *module_dir = nullptr; /* NULL: $MC_ADAPTIVE_CC_MODULE_DIR, else pkglibdir */
+	bool ignore_env = false;          /* tests: ignore MC_ADAPTIVE_CC_* */
+	std::uint32_t tick = MCC_ENGINE_TICK_THREAD; /* enum mcc_engine_tick */
+	/* The engine clock, the clock of the post timestamps given to
+	 * complete(): NULL is CLOCK_REALTIME, TE's getCurrentTimeInNano. */
+	std::uint64_t (*now_ns)(void *) = nullptr;
+	void *clock_arg = nullptr;
+	void (*log)(void *, int, const char *, ...) = nullptr; /* NULL: stderr */
+	void *log_arg = nullptr;
+};
+
+/* Replace the options (tests; an engine that wants its own clock). Returns
+ * 0, or -EBUSY while a Pool is open (nothing changes). */
+int configure(const Options &o) noexcept;
+
+/* One TE WorkerPool: one local device (RdmaContext). */
+struct PoolDesc {
+	const char *device_name = nullptr; /* e.g. "mlx5_0"; required */
+	std::uint32_t device_index = 0;    /* TE context index */
+	std::uint32_t port_num = 1;        /* MC_IB_PORT */
+	std::uint64_t link_rate_bps = 0;   /* 0: unknown */
+	std::uint32_t workers = 2;         /* workers_per_ctx (1..64) */
+	/* most WRs outstanding on the context (max_cqe x num_cq_per_ctx);
+	 * the side table holds twice that (rounded up to a power of two) */
+	std::uint32_t max_outstanding = 4096;
+	bool park = true; /* posting-only lanes park when a whole pass was refused */
+};
+
+/* What admit() needs of one TE Slice. */
+struct SliceInfo {
+	const void *slice;      /* the Slice pointer (also the WR's wr_id) */
+	std::uint64_t bytes;    /* slice length */
+	std::uint64_t batch_id; /* the task's batch id */
+	const void *task;       /* the TransferTask: the task id the policy records */
+	std::uint32_t attempt;  /* the slice's retry count */
+};
+
+struct Stats {
+	std::uint64_t admitted;      /* try_acquire ADMIT */
+	std::uint64_t refused_calls; /* try_acquire DEFER/AVOID (calls made) */
+	std::uint64_t memo_skips;    /* refusals answered without calling the policy */
+	std::uint64_t parks;         /* end_post_pass() waits */
+	std::uint64_t passthrough;   /* slices posted without a permit */
+	std::uint64_t completions;   /* WCs that settled a permit */
+	std::uint64_t no_permit;     /* WCs of slices without a permit */
+	std::uint64_t released;      /* permits released unposted */
+	std::uint64_t reclaimed;     /* permits released by reclaim() */
+	std::uint64_t renewals;      /* routes seen with a new incarnation */
+	std::uint64_t route_errors;  /* routes that could not be resolved */
+};
+
+struct Lane;  /* one worker thread's state (opaque) */
+struct Route; /* a lane's cached route (opaque; valid while the Pool lives) */
+
+class Pool {
+public:
+	explicit Pool(const PoolDesc &d) noexcept;
+	~Pool();
+	Pool(const Pool &) = delete;
+	Pool &operator=(const Pool &) = delete;
+
+	/* false: mode off, or the engine/device could not be opened (error()) */
+	bool enabled() const noexcept { return enabled_; }
+	int error() const noexcept { return err_; }
+
+	/* The lane of worker `tid`, NULL when disabled or out of range. */
+	Lane *lane(std::uint32_t tid) const noexcept;
+	/* Worker thread start: later this_lane() calls on this thread return
+	 * lane(tid). A thread serves one Pool. */
+	void bind_thread(std::uint32_t tid) const noexcept;
+	Lane *this_lane() const noexcept;
+
+	/* ------------------------------------------------ post side (lane) */
+
+	/* The route of `key` (TE's peer_nic_path) served by the endpoint
+	 * `incarnation` (see incarnation()), registering its QPs for async
+	 * events. NULL (slices then go uncontrolled) on a NULL lane or a
+	 * policy error. A lane-cache hit is a hash and a compare. */
+	Route *route(Lane *l, const char *key, std::size_t klen, std::uint64_t incarnation,
+	             const std::uint32_t *qp_nums, std::size_t nqp) noexcept;
+	static std::uint64_t incarnation(const void *endpoint, std::uint32_t first_qp_num) noexcept;
+
+	/* Admission of one slice: MCC_ADMIT (post it; a permit is kept for it)
+	 * or MCC_DEFER (leave it queued; AVOID is folded into DEFER). NULL l or
+	 * r: MCC_ADMIT without a permit. */
+	int admit(Lane *l, Route *r, const SliceInfo &s) noexcept;
+
+	/* The admitted slice was not handed to hardware (bad_wr and after, or
+	 * not posted after all): its permit is released. */
+	void unposted(Lane *l, const void *slice,
+	              std::uint32_t reason = MCC_REL_POST_REJECTED) noexcept;
+
+	/* End of a post pass: when the pass admitted nothing and refused
+	 * something, a posting-only lane parks until room may be back (at most
+	 * one epoch). Returns 1 when it parked. */
+	int end_post_pass(Lane *l) noexcept;
+
+	/* ------------------------------------------------ poll side (lane) */
+
+	/* One polled WC of `slice`; post_clock_ns is the slice's post time on
+	 * the engine clock (TE's slice->ts), 0 if unknown. Returns 1 when a
+	 * permit was settled, 0 when the slice had none. */
+	int complete(Lane *l, const void *slice, int wc_status, std::uint32_t vendor_err,
+	             std::uint32_t qp_num, int opcode, std::uint64_t post_clock_ns) noexcept;
+
+	/* End of a poll pass that reaped ncqe WCs: poller progress, wakes parked
+	 * posters if bytes were settled, ticks the policy if an epoch is due. */
+	void end_poll_pass(Lane *l, std::uint32_t ncqe) noexcept;
+
+	/* ---------------------------------------------- monitor, resolver */
+
+	/* One async event (raw enum ibv_event_type), before ibv_ack_async_event.
+	 * The element is chosen from the type; qp_num, port_num or cq are read
+	 * accordingly. Returns mcc_engine_async_event's result (1 delivered,
+	 * 0 not wanted, -ENOENT unknown QP/CQ) or 0 when disabled. */
+	int async_event(int event_type, std::uint32_t qp_num, std::uint32_t port_num,
+	                std::uintptr_t cq) noexcept;
+
+	/* The endpoint's QPs are about to be destroyed: events naming them
+	 * become no-ops. */
+	void endpoint_retired(const std::uint32_t *qp_nums, std::size_t nqp) noexcept;
+
+	/* Connection set-up / handshake / segment-descriptor failure towards
+	 * `key` (enum mcc_engine_setup_stage, errno). Returns the signal kind
+	 * delivered, 0, or a negative errno. */
+	int setup_failed(std::uint32_t stage, const char *key, std::size_t klen, int error) noexcept;
+
+	/* Release every live permit (MCC_REL_RECLAIMED), e.g. after an endpoint
+	 * was destroyed without flushing. Only while no worker runs. Returns the
+	 * count. The destructor calls it. */
+	std::size_t reclaim() noexcept;
+
+	/* ------------------------------------------------- diagnostics */
+	Stats stats() const noexcept;
+	int route_stats(const Route *r, mcc_domain_stats *out) const noexcept;
+	std::uint32_t route_generation(const Route *r) const noexcept;
+
+	/* -------------------------------------- rdma-core conveniences */
+
+	/* route() of an RdmaEndPoint: `qps` is its vector of ibv_qp pointers. */
+	template <class QpList>
+	Route *route(Lane *l, const std::string &peer_nic_path, const void *endpoint,
+	             const QpList &qps) noexcept
+	{
+		if (!l || qps.empty() || !qps[0])
+			return nullptr;
+		std::uint64_t inc = incarnation(endpoint, qps[0]->qp_num);
+		std::uint32_t nums[kMaxQps];
+		std::size_t n = 0;
+		for (auto *q : qps)
+			if (q && n < kMaxQps)
+				nums[n++] = q->qp_num;
+		return route(l, peer_nic_path.data(), peer_nic_path.size(), inc, nums, n);
+	}
+	/* Admit a prefix of `n` slices from `first`; info(*it) gives the
+	 * SliceInfo. Returns how many may be posted (stops at the first
+	 * refusal, keeping TE's order). */
+	template <class It, class Info>
+	std::size_t admit_prefix(Lane *l, Route *r, It first, std::size_t n, Info info) noexcept
+	{
+		if (!l || !r)
+			return n;
+		std::size_t k = 0;
+		for (; k < n; ++k, ++first)
+			if (admit(l, r, info(*first)) != MCC_ADMIT)
+				break;
+		return k;
+	}
+	/* One ibv_wc (wr_id is the Slice pointer). */
+	template <class Wc>
+	int complete_wc(Lane *l, const Wc &wc, std::uint64_t post_clock_ns) noexcept
+	{
+		return complete(l, reinterpret_cast<const void *>(static_cast<std::uintptr_t>(wc.wr_id)),
+		                static_cast<int>(wc.status), wc.vendor_err, wc.qp_num,
+		                static_cast<int>(wc.opcode), post_clock_ns);
+	}
+	/* One ibv_async_event. */
+	template <class Ev>
+	int async_event(const Ev &ev) noexcept
+	{
+		int t = static_cast<int>(ev.event_type);
+		switch (element_of(t)) {
+		case MCC_ENGINE_EL_QP:
+			return async_event(t, ev.element.qp->qp_num, 0, 0);
+		case MCC_ENGINE_EL_CQ:
+			return async_event(t, 0, 0, reinterpret_cast<std::uintptr_t>(ev.element.cq));
+		case MCC_ENGINE_EL_PORT:
+			return async_event(t, 0, static_cast<std::uint32_t>(ev.element.port_num), 0);
+		default:
+			return async_event(t, 0, 0, 0);
+		}
+	}
+	template <class QpList>
+	void endpoint_retired(const QpList &qps) noexcept
+	{
+		for (auto *q : qps) { /* NULL: destroyed by an earlier call */
+			if (!q)
+				continue;
+			std::uint32_t n = q->qp_num;
+			endpoint_retired(&n, 1);
+		}
+	}
+
+	/* enum mcc_engine_element of a raw ibv_event_type value */
+	static std::uint32_t element_of(int event_type) noexcept;
+
+	static const std::size_t kMaxQps = 64;
+
+private:
+	struct Slot;
+	Slot *claim(const void *slice) noexcept;
+	Slot *find(const void *slice) const noexcept;
+	std::string full_key(const char *key, std::size_t klen) const;
+
+	mcc_engine *e_ = nullptr;
+	const mcc_policy_v1 *ops_ = nullptr;
+	void *ctx_ = nullptr;
+	mcc_device *dev_ = nullptr;
+	bool enabled_ = false;
+	bool park_ = true;
+	int err_ = 0;
+	std::uint32_t port_ = 1;
+	std::uint64_t (*clock_)(void *) = nullptr; /* the engine clock */
+	void *clock_arg_ = nullptr;
+	std::string dev_name_;
+	std::vector<std::unique_ptr<Lane>> lanes_;
+	std::unique_ptr<Slot[]> slots_;
+	std::size_t mask_ = 0;
+	unsigned shift_ = 0;
+	std::mutex mu_; /* keys_ */
+	std::vector<std::string> keys_; /* route keys this pool published */
+	std::atomic<std::uint64_t> reclaimed_{0};
+};
+
+/* --------------------------------------------------- process-wide calls */
+
+/* MultiTransport::allocateBatchID / freeBatchID. No-ops (0) while no Pool
+ * is open. begin: 0 or -EEXIST (the id's previous free was missed; its old
+ * evidence was dropped). free: 0 or -ENOENT (freed twice or never begun). */
+int batch_begin(std::uint64_t batch_id) noexcept;
+int batch_free(std::uint64_t batch_id) noexcept;
+
+/* The caller's task query: the enum mcc_task_state of the task `task`
+ * (its TransferTask pointer, as admitted) of `batch_id`, given TE's facts
+ * (MCC_TASKQ_*: SEEN_SUCCESS when success_slice_count > 0, FINISHED, FAILED
+ * when failed_slice_count > 0). `out` (optional, struct_size set) gets the
+ * detail. MCC_TASK_UNKNOWN while no Pool is open. */
+int task_state(std::uint64_t batch_id, const void *task, std::uint32_t host_flags,
+               mcc_task_detail *out = nullptr) noexcept;
+
+} /* namespace mooncake */
+} /* namespace mcc */
+
+#endif /* MCC_MOONCAKE_HPP */
