@@ -590,25 +590,16 @@ static int build(struct scn *sc, const char *name, struct scn_shape *sh)
 		sh->rnr_retry = 3;
 	} else if (!strcmp(name, "flush")) {
 		sh->senders = 1, sh->receivers = 1, sh->devs = 2, sh->dur = q ? 0.06 : 0.3;
-	} else if (!strcmp(name, "peercut")) {
-		/* tests/softroce "verbs_run.sh peer-cut" on the model: emulation-like
-		 * links, QP timeout 16 / retry_cnt 3 (a dead peer fails a WR after
-		 * 4 x 268 ms), rail pause 1 s, the same policy settings */
-		sh->senders = 1, sh->receivers = 1, sh->devs = 2, sh->dur = 9.0;
-		sh->ib_timeout = 16;
-		sh->ib_retry = 3;
-		sh->rail_pause_s = 1;
-		sh->tent_rail_cooldown_s = 1;
-		sh->link_bps = 1000000000ull;
-		sh->tap = 1;
-		sc->ini_scn = "[controller]\ntarget_drain_us = 5000000\nepoch_us = 10000\n"
-		              "hard_error_threshold = 3\ncooldown_ms = 1500\ncooldown_max_ms = 3000\n"
-		              "probe_successes = 3\nlow_pressure_epochs = 4";
-	} else if (!strcmp(name, "probefail")) {
-		/* peercut held until the first recovery probe has failed: the
-		 * blackhole (no link event) stays QUARANTINED + 3.5 s, past the
-		 * first cooldown (1.5 s) and the probe's own failure (~1.1 s) */
-		sh->senders = 1, sh->receivers = 1, sh->devs = 2, sh->dur = 11.0;
+	} else if (!strcmp(name, "peercut") || !strcmp(name, "probefail")) {
+		/* peercut: tests/softroce "verbs_run.sh peer-cut" on the model:
+		 * emulation-like links, QP timeout 16 / retry_cnt 3 (a dead peer
+		 * fails a WR after 4 x 268 ms), rail pause 1 s, the same policy
+		 * settings. probefail: the same, held until the first recovery
+		 * probe has failed: the blackhole (no link event) stays
+		 * QUARANTINED + 3.5 s, past the first cooldown (1.5 s) and the
+		 * probe's own failure (~1.1 s) */
+		sh->senders = 1, sh->receivers = 1, sh->devs = 2;
+		sh->dur = !strcmp(name, "peercut") ? 9.0 : 11.0;
 		sh->ib_timeout = 16;
 		sh->ib_retry = 3;
 		sh->rail_pause_s = 1;

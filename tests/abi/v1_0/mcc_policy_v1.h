@@ -168,7 +168,9 @@ enum mcc_reason {
 	MCC_REASON_POLLER_STALL = 13,       /* diagnostic only -> UNKNOWN */
 	MCC_REASON_CANCELLED = 14,          /* -> UNKNOWN */
 	MCC_REASON_CONTROL_PLANE = 15,      /* RPC failure, no congestion change -> UNKNOWN */
-	MCC_REASON_COUNT_ = 16
+	MCC_REASON_NO_RECORD = 16,          /* task_query only: the module holds no record of
+	                                     * the (batch, task): see task_query */
+	MCC_REASON_COUNT_ = 17
 };
 
 /* release() reasons: why reserved bytes come back without a WC. */
@@ -395,6 +397,8 @@ struct mcc_signal {
 #define MCC_TASKQ_SEEN_SUCCESS (1u << 0) /* at least one slice completed OK */
 #define MCC_TASKQ_FINISHED (1u << 1)     /* no slice outstanding */
 #define MCC_TASKQ_UNSUPPORTED (1u << 2)  /* task not on an RDMA transport */
+#define MCC_TASKQ_FAILED (1u << 3)       /* a slice ended in a terminal error (the
+                                          * host failed the task) */
 
 /* Fields of mcc_task_detail that were observed (the rest are unobserved). */
 #define MCC_OBS_REASON (1u << 0)
@@ -605,14 +609,52 @@ struct mcc_policy_v1 {
 	 * task_query - minimal and detailed query for (batch_id, task_id).
 	 * `host_flags` are MCC_TASKQ_* facts. Fills *out (out->struct_size set by
 	 * the caller; members beyond it are not written) and returns the
-	 * enum mcc_task_state (>= 0), or a negative errno. Never polls, posts,
-	 * probes or reads NIC state. Valid until batch_free(batch_id).
-	 * Thread: application threads, concurrently with everything.
+	 * enum mcc_task_state (>= 0), or a negative errno (-EINVAL: task NULL).
+	 * Never polls, posts, probes or reads NIC state. Valid until
+	 * batch_free(batch_id). Thread: application threads, concurrently with
+	 * everything.
+	 *
+	 * The state (RFC "Caller Observability"), first rule that applies:
+	 *  1. MCC_TASKQ_UNSUPPORTED: UNKNOWN, nothing observed.
+	 *  2. MCC_TASKQ_FAILED: never NORMAL (nor CONGESTED): LONG_UNAVAILABLE
+	 *     while unresolved LONG_UNAVAILABLE evidence remains, else UNKNOWN.
+	 *  3. The most severe unresolved evidence of the task wins:
+	 *     LONG_UNAVAILABLE, then CONGESTED, then UNKNOWN.
+	 *  4. Nothing unresolved: NORMAL when a success of the task was seen,
+	 *     by the module or by the host (MCC_TASKQ_SEEN_SUCCESS), else
+	 *     UNKNOWN. Successes leave no record unless they may resolve
+	 *     evidence (the fast path stays free), so a host that wants its
+	 *     clean tasks to read NORMAL passes MCC_TASKQ_SEEN_SUCCESS; without
+	 *     it a task with only successes reads UNKNOWN.
+	 * Resolution is per slice as far as the task reference tells slices
+	 * apart (it carries the slice's attempt, no slice index):
+	 *  - CONGESTED evidence that did not come from an error completion (a
+	 *    window deferral, congestion feedback, a soft-deadline route
+	 *    timeout) is resolved by any later success of the task whose
+	 *    attempt is not older: the task's traffic flows again;
+	 *  - every other item (an AVOID, a quarantine, a failed probe, an error
+	 *    completion, a refused or reclaimed post) belongs to one slice's
+	 *    attempt, and a success of the same attempt may be another slice's:
+	 *    only a later success with a newer attempt resolves it (the
+	 *    re-dispatched slice: a host raises `attempt` when it re-dispatches
+	 *    an AVOIDed or failed slice), or the recovery of the path it was
+	 *    observed on (LONG_UNAVAILABLE and CONGESTED items only);
+	 *  - late feedback of an older endpoint generation never overwrites
+	 *    newer evidence.
+	 * No record: a (batch, task) the module never recorded evidence for,
+	 * whose batch was freed, or whose entry was evicted (evidence_tasks
+	 * bound) has no record; the state then comes from the host's facts
+	 * alone (rules 1, 2 and 4) and the detail says so: reason
+	 * MCC_REASON_NO_RECORD with only MCC_OBS_REASON observed. A live task
+	 * that has met no anomaly has no record either: without host facts it
+	 * cannot be told from an unknown one, and both read UNKNOWN.
 	 */
 	int (*task_query)(void *ctx, const struct mcc_task_ref *task, uint32_t host_flags,
 	                  struct mcc_task_detail *out);
 
-	/* batch_free - drop all evidence of a batch. Thread: application. */
+	/* batch_free - drop all evidence of a batch: its tasks read as having no
+	 * record (task_query) until new evidence names them. An unknown batch
+	 * is a no-op. Thread: application. */
 	void (*batch_free)(void *ctx, uint64_t batch_id);
 
 	/*
