@@ -24,6 +24,7 @@
  *         with no retry left, fails the task (the completion callback is
  *         the seam) before it resets the endpoint itself.
  */
+#include "../../host_stubs/common/hostenv.h"
 #include "../../host_stubs/fabric/model.h"
 #include "../../host_stubs/sim/exec.h"
 #include "../../host_stubs/te/te.h"
@@ -180,8 +181,7 @@ static uint64_t app_step(void *arg, uint64_t now)
 static uint64_t fab_step(void *arg, uint64_t now)
 {
 	struct world *w = arg;
-	uint64_t next = mcc_fab_model_advance(w->model, now);
-	return next == MCC_FAB_NEVER ? now + 200000 : (next > now + 200000 ? now + 200000 : next);
+	return mcc_host_fab_step(w->model, w->ex, now);
 }
 
 static void fab_sched(void *arg, uint64_t at)

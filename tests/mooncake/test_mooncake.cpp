@@ -23,16 +23,10 @@
 
 #include <unistd.h>
 
+#include "../check_cxx.h"
+
 namespace mm = mcc::mooncake;
 
-static int failures;
-#define CHECK(c)                                                                        \
-	do {                                                                                \
-		if (!(c)) {                                                                     \
-			std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-			failures++;                                                                 \
-		}                                                                               \
-	} while (0)
 
 // The engine clock: like TE's CLOCK_REALTIME, in ns, set by the test.
 static std::atomic<std::uint64_t> fake_ns{1700000000000000000ull};
@@ -481,6 +475,5 @@ int main()
 	test_enforce(moddir);
 	test_threads(moddir);
 	test_off(moddir);
-	std::printf("test_mooncake: %s (%d failed checks)\n", failures ? "FAIL" : "PASS", failures);
-	return failures ? 1 : 0;
+	return check_cxx_result("test_mooncake");
 }

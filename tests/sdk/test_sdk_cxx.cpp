@@ -15,14 +15,8 @@
 
 #include <unistd.h>
 
-static int failures;
-#define CHECK(c)                                                                   \
-	do {                                                                           \
-		if (!(c)) {                                                                \
-			std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-			failures++;                                                            \
-		}                                                                          \
-	} while (0)
+#include "../check_cxx.h"
+
 
 static std::atomic<std::uint64_t> fake_ns{1000000000ull};
 static std::uint64_t fake_clock(void *) { return fake_ns.load(); }
@@ -137,6 +131,5 @@ int main()
 	mcc::Lane nolane(none, MCC_LANE_POST);
 	CHECK(!nolane && nolane.error() == -EINVAL);
 	unlink(ini);
-	std::printf("test_sdk_cxx: %s (%d failed checks)\n", failures ? "FAIL" : "PASS", failures);
-	return failures ? 1 : 0;
+	return check_cxx_result("test_sdk_cxx");
 }
