@@ -30,7 +30,9 @@
  *   WC status=IBV_WC_SUCCESS count=N dev=rxe0                    (one summary line)
  *   ASYNC IBV_EVENT_PORT_ERR port=1 dev=rxe1 t=...               (every async event)
  *   FAULT / HEAL / INFO / VERIFY / RESULT lines
- * Exit status: 0 pass, 1 test failure, 2 setup error.
+ * Exit status: 0 pass, 1 test failure, 2 setup error, 99 infrastructure: WRs
+ * outstanding and no WC for 8 s before any fault ("SR-INFRA: verbs stall",
+ * rxe's TX stall under TCG; the guest is powered off if SR_INFRA_POWEROFF=1).
  *
  * Options:
  *   -m mode      healthy | peer-cut | local-down (healthy)
@@ -48,6 +50,7 @@
  *   -u sec       local-down: heal this long after the fault if no error WC (3)
  *   -W sec       give up this long after the fault / start (20 / 60)
  */
+#define _DEFAULT_SOURCE /* sync, reboot */
 #define _POSIX_C_SOURCE 200809L
 
 #include <arpa/inet.h>
@@ -62,6 +65,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/reboot.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -462,6 +466,25 @@ static int reap(const char *tag, pid_t pid, double max_wait)
 	return 0;
 }
 
+#define STALL_S 8.0
+
+/* Leave without teardown: destroying an rxe QP stuck in a TX stall blocks for
+ * about a minute. In a throw-away guest (SR_INFRA_POWEROFF=1), power it off. */
+static void infra_stall(long posted, long completed, int outstanding)
+{
+	const char *po = getenv("SR_INFRA_POWEROFF");
+
+	say("SR-INFRA: verbs stall: %d WRs outstanding (posted=%ld completed=%ld), no completion "
+	    "for %.0f s before any fault (rxe TX stall under TCG); leaving without teardown",
+	    outstanding, posted, completed, STALL_S);
+	fflush(stdout);
+	if (po && !strcmp(po, "1")) {
+		sync();
+		reboot(RB_POWER_OFF);
+	}
+	_exit(99);
+}
+
 /* wait until cond(side) or timeout; returns 1 if the condition became true */
 static int wait_event(atomic_int *ctr, int above, double secs)
 {
@@ -557,6 +580,7 @@ int main(int argc, char **argv)
 	pid_t fault_pid = -1, heal_pid = -1;
 	int heal_before_err = 0, timed_out = 0, fault_failed = 0;
 	const double t0 = now();
+	double t_last_wc = t0;
 
 	for (;;) {
 		/* keep the send queue full */
@@ -678,6 +702,13 @@ int main(int argc, char **argv)
 			    posted, completed, outstanding, qp_state_name(cli.qp));
 			break;
 		}
+		/* Before any fault, WRs outstanding and no WC for STALL_S is rxe's
+		 * TX stall under TCG (see README "Stall watchdog"), not a verdict on
+		 * the link: report it for vm.sh to retry in a fresh guest. */
+		if (n > 0 || outstanding == 0)
+			t_last_wc = now();
+		else if (t_fault < 0 && now() - t_last_wc > STALL_S)
+			infra_stall(posted, completed, outstanding);
 		if (n == 0)
 			sleep_us(100);
 	}

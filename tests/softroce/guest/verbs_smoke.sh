@@ -14,10 +14,11 @@ BIN=$BUILDDIR/tests/softroce/verbs_smoke
 sr_need_bin "$BIN"
 [ "$SR_TOPO" = twonic ] || sr_fail "verbs_smoke needs topology twonic (got $SR_TOPO)"
 sr_net_setup
+export SR_INFRA_POWEROFF=1	# a TX stall before the fault: power off, vm.sh retries
 
 case $MODE in
 healthy)
-	set -- -m healthy -n 256 ;;
+	set -- -m healthy -n 256 -t 16 ;;	# 268 ms: no spurious retransmit on a loaded host
 peer-cut)
 	set -- -m peer-cut -r 6 -t 14 -k 64 \
 		-F "sr-mon -v $SR_PEER_VM set_link $SR_PEER_NIC off" \
