@@ -10,7 +10,7 @@
  *     +--release, refs == 0----+      (fini() then dlclose() at refs == 0)
  *
  * Every failure (configuration, resolution, permissions, dlopen, dlsym,
- * version, size, name, capabilities, mode, init) leaves the instance state
+ * version, size, name, mode, init) leaves the instance state
  * unchanged, logs exactly one error through the caller's log callback, and
  * hands out `fallback`: a static instance of the built-in null module (mode
  * off) whose release is a no-op. The engine always gets a usable vtable.
@@ -188,7 +188,8 @@ static void fallback_prepare(void)
 
 /* Normalise a descriptor: copy what the module has (at most our v1 size; a
  * later minor's tail is ignored), then fill every NULL or absent slot with
- * the null module's callback, so the fast path never tests for NULL. */
+ * the built-in null policy's callback (null_builtin.c), so the fast path
+ * never tests for NULL. */
 static void normalise(struct mcc_policy_v1 *t, const struct mcc_policy_v1 *desc)
 {
 	const struct mcc_policy_v1 *nul = &mcc__null_builtin_v1;
@@ -279,12 +280,8 @@ static int check_descriptor(const struct mcc_policy_v1 *d, const char *want, cha
 		msgf(why, len, "the file of module '%s' declares the name '%s'", want, d->name);
 		return -EPROTO;
 	}
-	if (!(d->caps & MCC_CAP_THREAD_SAFE)) {
-		msgf(why, len,
-		     "capabilities lack MCC_CAP_THREAD_SAFE (the v1 concurrency contract is "
-		     "required)");
-		return -EPROTO;
-	}
+	/* caps is not checked: every bit is optional, and MCC_CAP_THREAD_SAFE is
+	 * implied by ABI v1 (the loader neither requires nor reads it). */
 	if (!d->init) {
 		msgf(why, len, "descriptor has no init()");
 		return -EPROTO;

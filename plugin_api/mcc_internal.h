@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mcc_internal.h - libmcc private declarations. Never installed; included by
- * the library's own sources and by modules/null/null.c when it is compiled
- * into the library (-DMCC_NULL_BUILTIN).
+ * the library's own sources only.
  *
  * libmcc is built with -fvisibility=hidden: only the declarations of
  * mcc_loader.h (wrapped in a visibility push below) are exported, and the
@@ -50,7 +49,8 @@ struct mcc_modkeys {
 	struct mcc_modkey e[MCC_MODKEYS_MAX];
 };
 
-/* The null module compiled into the library (modules/null/null.c). */
+/* The built-in null policy (null_builtin.c): mode = off, the fallback, and
+ * the filler of every callback a module leaves NULL. */
 MCC_HIDDEN extern const struct mcc_policy_v1 mcc__null_builtin_v1;
 
 /* 1 when `s` is a valid short name / descriptor name ([a-z0-9_-]{1,32}). */

@@ -12,11 +12,11 @@
  *
  * (use MCC_POLICY_V1_DEFINE below) and nothing else. Nothing of the module
  * runs at dlopen time: no constructors. The host (libmcc, see mcc_loader.h)
- * checks the descriptor (name, major, struct_size, MCC_CAP_THREAD_SAFE and a
- * non-NULL init are required), fills every other NULL or absent callback
- * with the null module's, and calls init(). After that the engine calls the module at the
- * points of the RFC "Shared low-overhead RDMA congestion control for TE and
- * TENT" (Mooncake #4162):
+ * checks the descriptor (name, major, struct_size and a non-NULL init are
+ * required; every capability bit is optional), fills every other NULL or
+ * absent callback with the built-in null policy's, and calls init(). After
+ * that the engine calls the module at the points of the RFC "Shared
+ * low-overhead RDMA congestion control for TE and TENT" (Mooncake #4162):
  *
  *   engine point                         callback            thread
  *   ----------------------------------   -----------------   -----------------
@@ -211,9 +211,9 @@ enum mcc_signal_kind {
 #define MCC_CAP_ENFORCES (1ull << 0)      /* may return DEFER/AVOID */
 #define MCC_CAP_RECORDS (1ull << 1)       /* keeps a signal recorder (dump) */
 #define MCC_CAP_TASK_EVIDENCE (1ull << 2) /* answers task_query from evidence */
-#define MCC_CAP_THREAD_SAFE (1ull << 3)   /* honours the concurrency contract above;
-                                           * required: the host refuses a module
-                                           * without it */
+#define MCC_CAP_THREAD_SAFE (1ull << 3)   /* implied by ABI v1 (every module honours
+                                           * the concurrency contract above); the
+                                           * loader neither requires nor reads it */
 
 /* Host capabilities (mcc_host_v1.caps): what the engine can feed. */
 #define MCC_HOST_CAP_ASYNC_EVENTS (1ull << 0)
@@ -506,6 +506,9 @@ struct mcc_policy_v1 {
 	/*
 	 * fini - destroy the instance. Called after every lane, route and device
 	 * was closed and the host quiesced its threads. Frees all module memory.
+	 * Thread: the last engine's mcc_instance_release, under the loader's
+	 * lock; never concurrently with any other callback.
+	 * Errors: none (void); it cannot fail.
 	 */
 	void (*fini)(void *ctx);
 
@@ -514,7 +517,11 @@ struct mcc_policy_v1 {
 	 * host's poster, poller, or post+poll thread. Hot-path calls take it so a
 	 * module keeps per-thread state (credit caches, counters) without TLS.
 	 * lane_close returns any cached byte credit to the shared domains.
-	 * Thread: constructor / teardown of the worker. Errors: 0 / -errno.
+	 * Thread: lane_open: the worker's constructor; lane_close: the worker's
+	 * teardown, after the lane's last hot-path call. Both may run
+	 * concurrently with other lanes and with slow-path callbacks.
+	 * Errors: lane_open 0 / -errno (-EINVAL, -ENOMEM); lane_close none
+	 * (void; it cannot fail, and a NULL lane is ignored).
 	 */
 	int (*lane_open)(void *ctx, const struct mcc_lane_desc *desc, mcc_lane **lane);
 	void (*lane_close)(void *ctx, mcc_lane *lane);
@@ -523,6 +530,9 @@ struct mcc_policy_v1 {
 	 * device_open / device_close - the device domain of one local RDMA
 	 * device (TE: one per worker context; TENT: one per NicID). Close only
 	 * after all routes on it are closed and all its permits settled.
+	 * Thread: any, slow path (engine constructor, monitor, teardown).
+	 * Errors: device_open 0 / -errno (-EINVAL, -ENOMEM); device_close none
+	 * (void; it cannot fail, and a NULL device is ignored).
 	 */
 	int (*device_open)(void *ctx, const struct mcc_device_desc *desc, mcc_device **dev);
 	void (*device_close)(void *ctx, mcc_device *dev);
@@ -535,7 +545,10 @@ struct mcc_policy_v1 {
 	 * route_rebind - local-NIC handoff: the route now uses `dev` and
 	 * `port_num` (a new device domain); state and window of the route stay,
 	 * live permits keep settling against the device they were admitted on.
-	 * Thread: any, slow path. Errors: 0 / -errno.
+	 * Thread: any, slow path.
+	 * Errors: route_open and route_rebind 0 / -errno (-EINVAL, -ENOMEM);
+	 * route_close none (void; it cannot fail, a NULL route is ignored, and
+	 * each close drops one open of a handle route_open returned twice).
 	 */
 	int (*route_open)(void *ctx, mcc_device *dev, const struct mcc_route_desc *desc,
 	                  mcc_route **route);
@@ -555,6 +568,7 @@ struct mcc_policy_v1 {
 	 * domain admits one slice larger than its window. Observe mode always
 	 * returns MCC_ADMIT and sets MCC_PERMIT_F_OBSERVED when enforce would not.
 	 * Thread: the lane's thread.
+	 * Errors: -EINVAL (above); a refusal is a decision, not an error.
 	 */
 	int (*try_acquire)(mcc_lane *lane, mcc_route *route, uint64_t bytes, uint32_t generation,
 	                   const struct mcc_task_ref *task, struct mcc_permit *permit);
@@ -566,6 +580,7 @@ struct mcc_policy_v1 {
 	 * to come. Returns 0, or -EALREADY when the permit had fewer live bytes
 	 * than `bytes` (a double release: counted, only the live bytes return).
 	 * Thread: the lane's thread.
+	 * Errors: -EALREADY (above), -EINVAL (NULL permit).
 	 */
 	int (*release)(mcc_lane *lane, struct mcc_permit *permit, uint64_t bytes, uint32_t reason);
 
@@ -574,6 +589,7 @@ struct mcc_policy_v1 {
 	 * settles wc->bytes of it and feeds the classification. Feedback whose
 	 * generation is older than the route's current one settles accounting
 	 * only. Thread: the poller lane (may differ from the posting lane).
+	 * Errors: none (void); a NULL permit or wc is ignored.
 	 */
 	void (*on_completion)(mcc_lane *lane, struct mcc_permit *permit,
 	                      const struct mcc_completion *wc);
@@ -582,26 +598,29 @@ struct mcc_policy_v1 {
 	 * poller_progress - HOT PATH (once per poll pass, not per WC): the
 	 * poller of `dev` made a pass and reaped `ncqe` WCs. Used to tell a
 	 * stalled poller from a network timeout. Thread: the poller lane.
+	 * Errors: none (void); a NULL device is ignored.
 	 */
 	void (*poller_progress)(mcc_lane *lane, mcc_device *dev, uint32_t ncqe);
 
 	/*
 	 * on_async_event - an ibv_get_async_event record, after the engine's own
 	 * handling. Scope never widens beyond the RFC table. Thread: monitor.
+	 * Errors: none (void); a NULL event is ignored.
 	 */
 	void (*on_async_event)(void *ctx, const struct mcc_async_event *ev);
 
 	/*
 	 * on_signal - a non-WC signal; only kinds in init's signal_mask are
 	 * delivered. Thread: whichever engine thread owns the signal.
+	 * Errors: none (void); a NULL signal is ignored.
 	 */
 	void (*on_signal)(void *ctx, const struct mcc_signal *sig);
 
 	/*
 	 * tick - one control epoch at host time `now_ns` (monotonic). All policy
-	 * updates (AIMD, state transitions, cooldowns) happen here. Called by the
-	 * monitor thread roughly every cfg->epoch_us; never concurrently with
-	 * itself.
+	 * updates (AIMD, state transitions, cooldowns) happen here.
+	 * Thread: monitor, roughly every cfg->epoch_us; never concurrently with
+	 * itself. Errors: none (void).
 	 */
 	void (*tick)(void *ctx, uint64_t now_ns);
 
@@ -612,7 +631,7 @@ struct mcc_policy_v1 {
 	 * enum mcc_task_state (>= 0), or a negative errno (-EINVAL: task NULL).
 	 * Never polls, posts, probes or reads NIC state. Valid until
 	 * batch_free(batch_id). Thread: application threads, concurrently with
-	 * everything.
+	 * everything. Errors: -EINVAL (task NULL); nothing else fails.
 	 *
 	 * The state (RFC "Caller Observability"), first rule that applies:
 	 *  1. MCC_TASKQ_UNSUPPORTED: UNKNOWN, nothing observed.
@@ -652,23 +671,29 @@ struct mcc_policy_v1 {
 	int (*task_query)(void *ctx, const struct mcc_task_ref *task, uint32_t host_flags,
 	                  struct mcc_task_detail *out);
 
-	/* batch_free - drop all evidence of a batch: its tasks read as having no
-	 * record (task_query) until new evidence names them. An unknown batch
-	 * is a no-op. Thread: application. */
+	/*
+	 * batch_free - drop all evidence of a batch: its tasks read as having no
+	 * record (task_query) until new evidence names them.
+	 * Thread: application threads, concurrently with everything.
+	 * Errors: none (void); an unknown or already freed batch is a no-op.
+	 */
 	void (*batch_free)(void *ctx, uint64_t batch_id);
 
 	/*
 	 * domain_stats - read-only snapshot of a device (kind MCC_DOMAIN_DEVICE,
 	 * `domain` is an mcc_device *) or route domain. Fills *out up to
-	 * out->struct_size. Errors: 0 / -EINVAL.
+	 * out->struct_size. Thread: any, concurrently with everything.
+	 * Errors: 0 / -EINVAL (NULL domain or out, unknown kind).
 	 */
 	int (*domain_stats)(void *ctx, int kind, const void *domain, struct mcc_domain_stats *out);
 
 	/*
 	 * dump - write the module's recorder (observe: JSON lines of normalised
 	 * signals and transitions) to file descriptor `fd`. Returns the number of
-	 * records written or a negative errno (-EOPNOTSUPP without a recorder).
+	 * records written or a negative errno.
 	 * Thread: any; not on a hot path (it makes system calls).
+	 * Errors: -EOPNOTSUPP without a recorder, -EBADF (fd < 0), or the
+	 * -errno of a failed write.
 	 */
 	int (*dump)(void *ctx, int fd);
 };

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_null.c - the null module's contract, checked on both builds of it:
- * the installed-style mcc-policy-null.so (dlopen'ed directly and through the
- * loader) and the copy built into libmcc (mode off). Plus mcc_strerror and
- * the enum name helpers.
+ * test_null.c - the null policy's contract, checked on the built-in of
+ * libmcc (mode off, and the fallback after a failed load) and on the module
+ * file mcc-policy-null.so through the loader (a template: its descriptor sets
+ * only init, and the loader fills every other slot from the built-in). Plus
+ * mcc_strerror and the enum name helpers.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -44,7 +45,9 @@ static void quiet_log(void *arg, int level, const char *fmt, ...)
 
 /* ------------------------------------------------- the raw descriptor */
 
-static void test_descriptor_implements_every_callback(void)
+/* The template: name, mode, no capability, init, and every other slot left
+ * NULL for the loader to fill. */
+static void test_descriptor_is_a_template(void)
 {
 	const struct mcc_policy_v1 *d;
 	void *h = dlopen(lt_null_so(), RTLD_NOW | RTLD_LOCAL);
@@ -57,28 +60,27 @@ static void test_descriptor_implements_every_callback(void)
 	CU_ASSERT_STRING_EQUAL(d->name, "null");
 	CU_ASSERT_PTR_NOT_NULL(d->description);
 	CU_ASSERT_EQUAL(d->mode, MCC_MODE_OFF);
-	CU_ASSERT_EQUAL(d->caps, MCC_CAP_THREAD_SAFE);
-	/* The reference module leaves no slot to the loader's filler. */
+	CU_ASSERT_EQUAL(d->caps, 0);
 	CU_ASSERT_PTR_NOT_NULL(d->init);
-	CU_ASSERT_PTR_NOT_NULL(d->fini);
-	CU_ASSERT_PTR_NOT_NULL(d->lane_open);
-	CU_ASSERT_PTR_NOT_NULL(d->lane_close);
-	CU_ASSERT_PTR_NOT_NULL(d->device_open);
-	CU_ASSERT_PTR_NOT_NULL(d->device_close);
-	CU_ASSERT_PTR_NOT_NULL(d->route_open);
-	CU_ASSERT_PTR_NOT_NULL(d->route_rebind);
-	CU_ASSERT_PTR_NOT_NULL(d->route_close);
-	CU_ASSERT_PTR_NOT_NULL(d->try_acquire);
-	CU_ASSERT_PTR_NOT_NULL(d->release);
-	CU_ASSERT_PTR_NOT_NULL(d->on_completion);
-	CU_ASSERT_PTR_NOT_NULL(d->poller_progress);
-	CU_ASSERT_PTR_NOT_NULL(d->on_async_event);
-	CU_ASSERT_PTR_NOT_NULL(d->on_signal);
-	CU_ASSERT_PTR_NOT_NULL(d->tick);
-	CU_ASSERT_PTR_NOT_NULL(d->task_query);
-	CU_ASSERT_PTR_NOT_NULL(d->batch_free);
-	CU_ASSERT_PTR_NOT_NULL(d->domain_stats);
-	CU_ASSERT_PTR_NOT_NULL(d->dump);
+	CU_ASSERT_PTR_NULL(d->fini);
+	CU_ASSERT_PTR_NULL(d->lane_open);
+	CU_ASSERT_PTR_NULL(d->lane_close);
+	CU_ASSERT_PTR_NULL(d->device_open);
+	CU_ASSERT_PTR_NULL(d->device_close);
+	CU_ASSERT_PTR_NULL(d->route_open);
+	CU_ASSERT_PTR_NULL(d->route_rebind);
+	CU_ASSERT_PTR_NULL(d->route_close);
+	CU_ASSERT_PTR_NULL(d->try_acquire);
+	CU_ASSERT_PTR_NULL(d->release);
+	CU_ASSERT_PTR_NULL(d->on_completion);
+	CU_ASSERT_PTR_NULL(d->poller_progress);
+	CU_ASSERT_PTR_NULL(d->on_async_event);
+	CU_ASSERT_PTR_NULL(d->on_signal);
+	CU_ASSERT_PTR_NULL(d->tick);
+	CU_ASSERT_PTR_NULL(d->task_query);
+	CU_ASSERT_PTR_NULL(d->batch_free);
+	CU_ASSERT_PTR_NULL(d->domain_stats);
+	CU_ASSERT_PTR_NULL(d->dump);
 	/* Nothing else is exported. */
 	CU_ASSERT_PTR_NULL(dlsym(h, "null_init"));
 	CU_ASSERT_PTR_NULL(dlsym(h, "mcc__null_builtin_v1"));
@@ -240,16 +242,35 @@ static void test_builtin_null_honours_the_contract(void)
 	mcc_instance_release(inst);
 }
 
+/* The module file, loaded (not the built-in): its own init, the rest filled. */
 static void test_null_so_honours_the_contract(void)
 {
-	const struct mcc_policy_v1 *d;
-	void *h = dlopen(lt_null_so(), RTLD_NOW | RTLD_LOCAL);
+	struct mcc_loader_opts o;
+	mcc_instance *inst = NULL;
+	const struct mcc_policy_v1 *ops;
+	char dir[LT_PATH], ini[LT_PATH], text[LT_PATH + 64];
+	Dl_info info;
+	int rc;
 
-	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-	d = dlsym(h, MCC_POLICY_V1_SYMBOL);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-	check_null_contract(d);
-	dlclose(h);
+	CU_ASSERT_EQUAL_FATAL(lt_mkdtemp(dir, sizeof(dir)), 0);
+	snprintf(text, sizeof(text), "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n",
+	         lt_module_dir());
+	CU_ASSERT_EQUAL_FATAL(lt_write(dir, "null.ini", text, 0644, ini, sizeof(ini)), 0);
+	lt_opts(&o, NULL, ini);
+	o.log = quiet_log;
+	rc = mcc_instance_acquire(&o, &inst);
+	lt_rmtree(dir);
+	CU_ASSERT_EQUAL_FATAL(rc, 0);
+	CU_ASSERT_STRING_EQUAL(mcc_instance_name(inst), "null");
+	CU_ASSERT_EQUAL(mcc_instance_mode(inst), MCC_MODE_OFF);
+	ops = mcc_instance_ops(inst);
+	/* init comes from the file, try_acquire from libmcc's built-in. */
+	CU_ASSERT_FATAL(dladdr((const void *)ops->init, &info) && info.dli_fname);
+	CU_ASSERT_PTR_NOT_NULL(strstr(info.dli_fname, "mcc-policy-null.so"));
+	CU_ASSERT_FATAL(dladdr((const void *)ops->try_acquire, &info) && info.dli_fname);
+	CU_ASSERT_PTR_NULL(strstr(info.dli_fname, "mcc-policy-null.so"));
+	check_null_contract(ops);
+	mcc_instance_release(inst);
 }
 
 static void test_fallback_instance_honours_the_contract(void)
@@ -315,7 +336,7 @@ static CU_pSuite t_init_null_tests(void)
 
 	if (!s)
 		return NULL;
-	MCC_CU_ADD(s, test_descriptor_implements_every_callback);
+	MCC_CU_ADD(s, test_descriptor_is_a_template);
 	MCC_CU_ADD(s, test_builtin_null_honours_the_contract);
 	MCC_CU_ADD(s, test_null_so_honours_the_contract);
 	MCC_CU_ADD(s, test_fallback_instance_honours_the_contract);

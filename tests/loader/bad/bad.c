@@ -10,7 +10,8 @@
  *   BAD_MAJOR       ABI major (default 1)
  *   BAD_SIZE        descriptor struct_size (default sizeof(struct mcc_policy_v1))
  *   BAD_NAME_KIND   0: BAD_ID, 1: NULL, 2: not [a-z0-9_-]
- *   BAD_CAPS        capabilities (default MCC_CAP_THREAD_SAFE)
+ *   BAD_CAPS        capabilities (default MCC_CAP_THREAD_SAFE, what modules
+ *                   built before it became implied set; 0 must load too)
  *   BAD_MODE        declared mode (default MCC_MODE_OFF)
  *   BAD_INIT_KIND   0: init succeeds, 1: no init, 2: init fails with
  *                   -ENOMEM (after a warning through host->log),

@@ -1,0 +1,70 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# ini_drift.sh [INI] - conf/mcc.ini (or INI) against the configuration key
+# table of plugin_api/config.c, as `mcc check` prints it (no second copy of
+# the table here):
+#   - `mcc check` of an empty file lists every key of the table with its
+#     default: "key = value ; default", or "; key = (unset) ; default";
+#   - every key with a default must be set by the sample file itself (its
+#     source is INI:line, not "default") to exactly that default;
+#   - a key without a fixed default (unset, or $(pkglibdir) for module_dir)
+#     must stay a commented example ("; key = ...") and not be set;
+#   - the sample sets or documents no key that the table lacks.
+# (test_config.c checks the values parse to the defaults; this one that the
+# sample names every key.) Pass a copy of the sample as INI to see it fail.
+. "$MCC_TEST_SRCDIR/tests/loader/toolchain.sh"
+
+mcc=$MCC_TEST_BUILDDIR/plugin_api/tools/mcc
+ini=${1:-$MCC_TEST_SRCDIR/conf/mcc.ini}
+s=$scratch
+
+# The table, not the caller's environment: drop every MC_ADAPTIVE_CC_*.
+for v in $(env | sed -n 's/^\(MC_ADAPTIVE_CC_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+
+: > "$s/empty.ini"
+"$mcc" check "$s/empty.ini" > "$s/table" 2> "$s/err" ||
+	{ echo "FAIL: mcc check of an empty file: $(cat "$s/err")"; exit 1; }
+"$mcc" check "$ini" > "$s/sample" 2> "$s/err" ||
+	{ echo "FAIL: mcc check $ini: $(cat "$s/err")"; exit 1; }
+
+# "[; ]key = value ; source" -> "key|value|source" (value "" when unset).
+keys() {
+	sed -n -e 's/^; \([a-z_0-9]*\) = (unset) *; \(.*\)$/\1||\2/p' \
+	       -e 's/^\([a-z_0-9]*\) = \(.*[^ ]\) *; \(.*\)$/\1|\2|\3/p' "$1"
+}
+keys "$s/table" > "$s/table.k"
+keys "$s/sample" > "$s/sample.k"
+n=$(wc -l < "$s/table.k")
+test "$n" -ge 20 || failed "only $n keys read from mcc check (output format changed?)"
+
+while IFS='|' read -r key def src; do
+	test "x$src" = xdefault || failed "empty file: $key comes from '$src', not the default"
+	line=$(grep "^$key|" "$s/sample.k")
+	val=$(printf '%s\n' "$line" | cut -d'|' -f2)
+	from=$(printf '%s\n' "$line" | cut -d'|' -f3)
+	if test -z "$def" || test "$key" = module_dir; then
+		# No fixed default: documented as a commented example, not set.
+		grep -Eq "^; *$key *=" "$ini" ||
+			failed "$key: no commented example '; $key = ...' in $ini"
+		test "x$from" = xdefault ||
+			failed "$key: set by $from; it has no fixed default (leave it commented)"
+		continue
+	fi
+	case $from in
+	"$ini":*) ;;
+	*) failed "$key: missing from $ini (table default $def)"; continue ;;
+	esac
+	test "x$val" = "x$def" || failed "$key = $val at $from, but the table's default is $def"
+done < "$s/table.k"
+
+# Every key the sample sets or documents in [policy], [controller], [engine]
+# is in the table ([module.*] keys belong to their modules).
+awk '/^\[/ { mod = ($0 ~ /^\[module\./); next }
+     !mod && match($0, /^[; ]*[a-z_0-9]+ *=/) { k = substr($0, 1, RLENGTH); gsub(/[; =]/, "", k); print k }' \
+	"$ini" | sort -u |
+while read -r key; do
+	grep -q "^$key|" "$s/table.k" || { echo "FAIL: $ini names '$key', which the key table lacks"; exit 1; }
+done || fail=1
+
+test $fail = 0 && echo "ok: $n keys of the table in $ini, with their defaults"
+exit $fail
