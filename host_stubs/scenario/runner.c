@@ -6,7 +6,7 @@
  * mode written to a temporary ini file). Prints a table, writes CSV
  * timelines and, with gnuplot, PNG plots.
  *
- *   mcc_scenario [--scenario NAME|all] [--arms compile-out,off,observe,enforce]
+ *   mcc_scenario [--scenario NAME|all] [--arms compile-out,off,observe,enforce[,MODE:MODULE]]
  *                [--engine te|tent|both] [--exec sim|threaded] [--seed N]
  *                [--duration S] [--quick] [--out DIR] [--module-dir DIR] [--machine]
  */
@@ -44,7 +44,7 @@ static void usage(const char *p)
 	        p);
 	for (const char *const *n = mcc_scn_names(); *n; n++)
 		fprintf(stderr, " %s", *n);
-	fprintf(stderr, "\narms: compile-out off observe enforce\n");
+	fprintf(stderr, "\narms: compile-out off observe enforce, or MODE:MODULE (e.g. enforce:delay)\n");
 }
 
 static int exe_dir(char *buf, size_t len)
@@ -197,10 +197,18 @@ int main(int argc, char **argv)
 					}
 				} else if (is_out || MCC_CC_COMPILED_IN) {
 					char csv[PATH_MAX];
-					struct mcc_scn_opts o = {*n, arm, en, exec, seed, dur, quick, mdir, NULL, NULL, NULL};
+					/* MODE:MODULE runs MODE with that module (enforce:delay);
+					 * its files are named MODE-MODULE */
+					char label[64], *module = strchr(arm, ':');
+					snprintf(label, sizeof(label), "%s", arm);
+					if (module) {
+						label[module - arm] = '-';
+						*module++ = '\0';
+					}
+					struct mcc_scn_opts o = {*n, arm, en, exec, seed, dur, quick, mdir, NULL, module, NULL};
 					if (out) {
 						snprintf(csv, sizeof(csv), "%s/%s-%s-%s.csv", out, *n, en ? "tent" : "te",
-						         arm);
+						         label);
 						o.timeline_csv = csv;
 					}
 					int e = mcc_scn_run(&o, &r);
@@ -211,7 +219,7 @@ int main(int argc, char **argv)
 					}
 					if (out) {
 						char base[128];
-						snprintf(base, sizeof(base), "%s-%s-%s", *n, en ? "tent" : "te", arm);
+						snprintf(base, sizeof(base), "%s-%s-%s", *n, en ? "tent" : "te", label);
 						plot(out, base);
 					}
 				} else {

@@ -876,8 +876,10 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 
 	/* results */
 	snprintf(r->scenario, sizeof(r->scenario), "%s", o->scenario);
-	snprintf(r->arm, sizeof(r->arm), "%s",
-	         MCC_CC_COMPILED_IN ? (o->mode ? o->mode : "off") : "compiled-out");
+	snprintf(r->arm, sizeof(r->arm), "%s%s%s",
+	         MCC_CC_COMPILED_IN ? (o->mode ? o->mode : "off") : "compiled-out",
+	         MCC_CC_COMPILED_IN && o->module ? ":" : "",
+	         MCC_CC_COMPILED_IN && o->module ? o->module : "");
 	snprintf(r->engine, sizeof(r->engine), "%s", o->engine == MCC_SCN_TE ? "te" : "tent");
 	r->duration_s = sh.dur;
 	uint64_t *all = NULL;

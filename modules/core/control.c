@@ -76,6 +76,22 @@ static void rec_state(struct mcc_core *core, uint32_t kind, const struct mcc_dom
 
 /* ------------------------------------------------------ control word, states */
 
+static uint64_t clamp_window(const struct mcc_core *core, uint64_t w)
+{
+	return w < core->p.min_window ? core->p.min_window
+	       : w > core->p.max_window ? core->p.max_window : w;
+}
+
+/* Store a window clamped to [min_window, max_window]. */
+static void set_window(struct mcc_core *core, struct mcc_dom *d, uint64_t w)
+{
+	w = clamp_window(core, w);
+	if (w == atomic_load_explicit(&d->window, RLX))
+		return;
+	atomic_store_explicit(&d->window, w, RLX);
+	mcc_dom_set_limit(d);
+}
+
 void mcc_ctl_publish(struct mcc_core *core, struct mcc_dom *d, uint32_t state, bool bump)
 {
 	uint64_t old = atomic_load_explicit(&d->ctl, RLX);
@@ -143,8 +159,7 @@ void mcc_ctl_quarantine(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 	                      eg ? eg : atomic_load_explicit(&d->generation, RLX), RLX);
 	cs->quarantines++;
 	cs->hard_errors = 0;
-	cs->high_streak = cs->low_streak = cs->clean_streak = 0;
-	cs->fr_left = 0;
+	cs->clean_streak = 0;
 	cs->probe_ok = 0;
 	atomic_exchange_explicit(&d->probe_ok, 0, RLX);
 	atomic_exchange_explicit(&d->probe_fail, 0, RLX);
@@ -177,22 +192,11 @@ void mcc_ctl_hard_error(struct mcc_core *core, struct mcc_dom *d, uint32_t n, ui
 	}
 }
 
-/* A bounded first burst: a new domain starts at `w0` (clamped to
- * [min_window_bytes, max_window_bytes]) and slow starts, doubling per clean
- * epoch in which it used its window, up to max_window_bytes or the first
- * high-pressure epoch (see aimd()). It has no congestion to resume from:
- * its low run counts as complete. */
+/* A new domain: the law's first window (from `w0`, its share of the
+ * device), HEALTHY. */
 void mcc_ctl_start(struct mcc_core *core, struct mcc_dom *d, uint64_t w0)
 {
-	if (w0 < core->p.min_window)
-		w0 = core->p.min_window;
-	if (w0 > core->p.max_window)
-		w0 = core->p.max_window;
-	atomic_store_explicit(&d->window, w0, RLX);
-	mcc_dom_set_limit(d);
-	d->cs.pre_cut = core->p.max_window;
-	d->cs.ss = true;
-	d->cs.low_streak = core->p.low_epochs;
+	set_window(core, d, core->law->start(&core->p, &d->cs.law, w0, core->p.max_window, false));
 	mcc_ctl_publish(core, d, MCC_PATH_HEALTHY, true);
 }
 
@@ -208,25 +212,21 @@ static void enter_probing(struct mcc_core *core, struct mcc_dom *d, uint64_t now
 	mcc_ctl_set_state(core, d, MCC_PATH_PROBING, now);
 }
 
-/* Probe succeeded: HEALTHY at the minimum window, slow start toward the
- * pre-quarantine window (doubling per clean epoch once low_pressure_epochs
- * clean epochs have resumed growth, as fast recovery did), then additive
- * growth.
+/* Probe succeeded: HEALTHY, with the law's window from the minimum toward
+ * the pre-quarantine window (AIMD: slow start once low_pressure_epochs clean
+ * epochs have passed, as fast recovery did).
  * Not CONGESTED: nothing measured pressure, so successes on the recovered
- * path are not congestion feedback; a high epoch ends the slow start and
- * takes the ordinary HEALTHY -> CONGESTED path. The base is learned anew:
- * the new endpoint generation may take another way through the fabric. */
+ * path are not congestion feedback; a high epoch takes the ordinary
+ * HEALTHY -> CONGESTED path. The base is learned anew: the new endpoint
+ * generation may take another way through the fabric. */
 static void recover(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 {
 	struct mcc_ctl *cs = &d->cs;
-	atomic_store_explicit(&d->window, core->p.min_window, RLX);
-	mcc_dom_set_limit(d);
-	cs->pre_cut = cs->pre_q_window > core->p.min_window ? cs->pre_q_window : core->p.min_window;
-	cs->ss = true;
-	cs->fr_left = 0;
+	set_window(core, d, core->law->start(&core->p, &cs->law, core->p.min_window,
+	                                     cs->pre_q_window, true));
 	cs->base_n = 0;
 	cs->base_prev_ok = false;
-	cs->high_streak = cs->low_streak = cs->clean_streak = 0;
+	cs->clean_streak = 0;
 	cs->hard_errors = 0;
 	cs->probe_ok = 0;
 	mcc_ctl_set_state(core, d, MCC_PATH_HEALTHY, now);
@@ -244,111 +244,6 @@ static void recover(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 	mcc_log(core, MCC_LOG_INFO, "mcc: %s %u/%llu recovered by probe (min window)",
 	        d->kind == MCC_DOM_DEVICE ? "device" : "route", mcc_dom_device_id(d),
 	        (unsigned long long)mcc_dom_route_id(d));
-}
-
-/* --------------------------------------------------------------------- AIMD */
-
-/* What a clean epoch does in slow start: hold (no base from an earlier epoch
- * yet), double (queueing at most target / 4), or end slow start (queueing
- * rose above that: the window passed what the path holds without a queue) */
-enum ss_step { SS_HOLD, SS_GROW, SS_EXIT };
-
-/*
- * One epoch of AIMD. `sev` (1..100) scales the multiplicative decrease
- * (anchors T3: x (1 - (1 - md) * s) on soft signals, at most once per
- * epoch); `actual` is the domain's in-flight at this tick.
- *
- * The first cut needs high_pressure_epochs consecutive high epochs (the
- * RFC's hysteresis). Once CONGESTED, a high epoch cuts again as soon as the
- * previous cut has taken effect (in-flight already at or below the window:
- * admission is bounded by the cut window, so further drain-time excess is
- * new evidence, not the old backlog draining), else only after another full
- * run of high_pressure_epochs (observe mode, where in-flight is never
- * bounded, always takes that path). A cut of a window far above what the
- * domain actually uses changes nothing, so it is absorbed at once and the
- * next epoch cuts again: the window reaches the in-flight level within a
- * few epochs instead of one cut per hysteresis run.
- */
-static void aimd(struct mcc_core *core, struct mcc_dom *d, uint32_t st, bool high, bool clean,
-                 bool calm, uint32_t sev, enum ss_step ssx, uint64_t actual, uint64_t now)
-{
-	struct mcc_ctl *cs = &d->cs;
-	const struct mcc_params *p = &core->p;
-	uint64_t w = atomic_load_explicit(&d->window, RLX), nw = w;
-	uint32_t ns = st;
-
-	if (clean && ++cs->clean_streak >= p->low_epochs)
-		cs->hard_errors = 0; /* hard errors decay after clean epochs */
-	if (high) {
-		cs->low_streak = 0;
-		cs->ss = false; /* the first high epoch ends slow start */
-		bool congested = st == MCC_PATH_CONGESTED ||
-		                 (st == MCC_PATH_SUSPECT && cs->suspect_prev == MCC_PATH_CONGESTED);
-		if (++cs->high_streak >= p->high_epochs || (congested && actual <= w)) {
-			/* at most one multiplicative cut per epoch */
-			cs->high_streak = 0;
-			uint32_t f = 100 - (100 - p->md_percent) * (sev > 100 ? 100 : sev) / 100;
-			uint64_t cut = w / 100 * f + w % 100 * f / 100;
-			if (cut < p->min_window)
-				cut = p->min_window;
-			if (cut < w) {
-				cs->pre_cut = w;
-				cs->fr_left = p->fr_epochs;
-				cs->window_cuts++;
-				nw = cut;
-			}
-			if (st == MCC_PATH_HEALTHY)
-				ns = MCC_PATH_CONGESTED;
-			else if (st == MCC_PATH_SUSPECT)
-				cs->suspect_prev = MCC_PATH_CONGESTED;
-		}
-	} else if (clean && !calm) {
-		/* queueing between target / 2 and target: hold the window (and
-		 * the low run), neither a cut nor growth */
-		cs->high_streak = 0;
-		if (cs->ss && ssx == SS_EXIT)
-			cs->ss = false;
-	} else if (clean && cs->ss && st == MCC_PATH_HEALTHY) {
-		/* slow start: double while clean, but only a window in use (in
-		 * flight at tick or delivered in the epoch at least half of it), so
-		 * an idle or application-limited domain does not grow unproven */
-		cs->high_streak = 0;
-		cs->low_streak++;
-		if (ssx == SS_EXIT)
-			cs->ss = false;
-		else if (ssx == SS_GROW && cs->low_streak >= p->low_epochs &&
-		         (2 * actual >= w || 2 * cs->ep_bytes >= w))
-			nw = w < cs->pre_cut / 2 ? 2 * w : cs->pre_cut;
-		if (nw > p->max_window)
-			nw = p->max_window;
-		if (nw >= cs->pre_cut || nw >= p->max_window)
-			cs->ss = false; /* then additive increase */
-	} else if (clean) {
-		cs->high_streak = 0;
-		if (++cs->low_streak >= p->low_epochs && st != MCC_PATH_SUSPECT) {
-			if (cs->fr_left && cs->pre_cut > w) {
-				nw = w + (cs->pre_cut - w + 1) / 2; /* halve the gap */
-				cs->fr_left--;
-			} else {
-				cs->fr_left = 0;
-				nw = w + p->ai_bytes;
-			}
-			if (nw > p->max_window)
-				nw = p->max_window;
-			if (st == MCC_PATH_CONGESTED)
-				ns = MCC_PATH_HEALTHY;
-		}
-	} else {
-		cs->high_streak = 0; /* idle epochs break a high run, keep a low run */
-	}
-	if (nw != w) {
-		atomic_store_explicit(&d->window, nw, RLX);
-		mcc_dom_set_limit(d);
-	}
-	if (ns != st)
-		mcc_ctl_set_state(core, d, ns, now);
-	else if (nw != w)
-		mcc_ctl_publish(core, d, st, nw < w);
 }
 
 /* ------------------------------------------------------------------- tick */
@@ -552,6 +447,48 @@ static void base_learn(struct mcc_ctl *cs)
 	}
 }
 
+/* One epoch of the control law (law.h) for a HEALTHY, CONGESTED or SUSPECT
+ * domain; the core applies the answer: window (a smaller one counts as a
+ * cut) and congestion (the state, or where SUSPECT returns to). */
+static void law_epoch(struct mcc_core *core, struct mcc_dom *d, uint32_t st, uint64_t q,
+                      bool based, bool clean, bool signal, uint64_t now)
+{
+	struct mcc_ctl *cs = &d->cs;
+	const bool suspect = st == MCC_PATH_SUSPECT;
+	const uint64_t w = atomic_load_explicit(&d->window, RLX);
+	const struct mcc_law_in in = {
+		.window = w,
+		.actual = cs->ep_actual,
+		.ep_bytes = cs->ep_bytes,
+		.rate = cs->rate,
+		.slice = atomic_load_explicit(&d->max_slice, RLX),
+		.q_us = q,
+		.base_us = cs->base_us,
+		.based = based,
+		.completions = cs->ep_compl != 0,
+		.clean = clean,
+		.signal = signal,
+		.congested = (suspect ? cs->suspect_prev : st) == MCC_PATH_CONGESTED,
+		.suspect = suspect,
+	};
+	struct mcc_law_out out = { w, in.congested };
+	core->law->epoch(&core->p, &cs->law, &in, &out);
+
+	uint32_t ns = out.congested ? MCC_PATH_CONGESTED : MCC_PATH_HEALTHY;
+	if (suspect) {
+		cs->suspect_prev = ns;
+		ns = st;
+	}
+	const uint64_t nw = clamp_window(core, out.window);
+	if (nw < w)
+		cs->window_cuts++;
+	set_window(core, d, nw);
+	if (ns != st)
+		mcc_ctl_set_state(core, d, ns, now);
+	else if (nw != w)
+		mcc_ctl_publish(core, d, st, nw < w);
+}
+
 static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 {
 	struct mcc_ctl *cs = &d->cs;
@@ -568,18 +505,14 @@ static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 	if (cs->ep_compl)
 		base_learn(cs);
 	uint64_t q = sub0(cs->excess_us, cs->base_us); /* queueing beyond the base */
-	bool over = q > p->target_drain_us;
-	bool high = over || rnr || grew;
-	/* severity of the decrease: queueing / (2 x target), capped at 1 (a
-	 * signal without a drain measure, RNR or backlog growth, counts as 1) */
-	uint32_t sev = 100;
-	if (!rnr && !grew && over)
-		sev = q / p->target_drain_us >= 2 ? 100 : (uint32_t)(q * 50 / p->target_drain_us);
+	bool high = q > p->target_drain_us || rnr || grew;
 
 	uint32_t from = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
 	if (hard)
 		mcc_ctl_hard_error(core, d, (uint32_t)hard, now);
 	bool clean = cs->ep_compl && !cs->hard_epoch && !rnr;
+	if (clean && ++cs->clean_streak >= p->low_epochs)
+		cs->hard_errors = 0; /* hard errors decay after clean epochs */
 	uint32_t st = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
 	switch (st) {
 	case MCC_PATH_QUARANTINED:
@@ -600,9 +533,7 @@ static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 			st = cs->suspect_prev;
 			mcc_ctl_set_state(core, d, st, now);
 		}
-		aimd(core, d, st, high, clean, 2 * q <= p->target_drain_us, sev,
-		     !based ? SS_HOLD : 4 * q <= p->target_drain_us ? SS_GROW : SS_EXIT,
-		     cs->ep_actual, now);
+		law_epoch(core, d, st, q, based, clean, rnr || grew, now);
 		break;
 	}
 	cs->hard_epoch = 0;

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "classify.h"
+#include "law.h"
 #include "mcc_policy_v1.h"
 #include "policy.h"
 
@@ -161,7 +162,7 @@ struct mcc_ctl {
 	uint64_t base_us, base_cur, base_prev;
 	uint32_t base_n;     /* epochs in the current bucket */
 	bool base_prev_ok;   /* base_prev holds a full bucket */
-	bool ss;             /* slow start: double per clean epoch up to pre_cut */
+	struct mcc_law_state law; /* the control law's own (law.h) */
 	/* this epoch's measurement (tick: measured for every domain before any
 	 * state changes, see control.c "Pressure") */
 	uint64_t ep_bytes, ep_compl, ep_lat, ep_latn, ep_admits;
@@ -171,7 +172,6 @@ struct mcc_ctl {
 	/* device: what its route-limited routes contributed (excluded from the
 	 * device's own pressure) */
 	uint64_t x_actual, x_rate, x_lat, x_latn;
-	uint64_t pre_cut;  /* window before the last cut: fast-recovery target */
 	uint64_t pre_q_window; /* window before quarantine: recovery target */
 	uint64_t cooldown_ms;  /* current (flap-damped) cooldown */
 	uint64_t last_q_ns;    /* host time of the last quarantine; 0: never */
@@ -180,10 +180,9 @@ struct mcc_ctl {
 	uint64_t tmp_credit; /* scan scratch: credit cached by lanes */
 	uint64_t tmp_stale;  /* scan scratch: of which stale (old epoch) */
 	struct mcc_counters tmp; /* scan scratch: feedback totals */
-	uint32_t high_streak, low_streak, clean_streak;
+	uint32_t clean_streak; /* clean epochs since the last hard error */
 	uint32_t hard_errors; /* toward hard_error_threshold */
 	uint32_t hard_epoch;  /* hard errors applied in the current epoch */
-	uint32_t fr_left;     /* fast-recovery epochs left */
 	uint32_t probe_ok;    /* clean probe completions in this PROBING period */
 	uint32_t suspect_prev; /* HEALTHY or CONGESTED: where SUSPECT returns */
 	bool tel_seen;
@@ -510,6 +509,7 @@ struct mcc_core {
 	alignas(MCC_LINE) uint32_t mode; /* enum mcc_mode */
 	uint32_t max_lanes;
 	const struct mcc_host_v1 *host;
+	const struct mcc_law *law; /* the module's control law (law.h) */
 	struct mcc_params p;
 	_Atomic uint64_t now_ns;   /* host time of the last tick (hot-path timestamps) */
 	_Atomic uint64_t epoch_no; /* tick count + 1 */

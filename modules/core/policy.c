@@ -84,9 +84,10 @@ static void params_from(struct mcc_params *p, const struct mcc_config_v1 *cfg)
 /* ------------------------------------------------------------------ init */
 
 int mcc_core_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 *cfg,
-                  struct mcc_init_out_v1 *out, void **ctx, enum mcc_mode mode)
+                  struct mcc_init_out_v1 *out, void **ctx, enum mcc_mode mode,
+                  const struct mcc_law *law)
 {
-	if (!host || !ctx || !host->now_ns)
+	if (!host || !ctx || !host->now_ns || !law || !law->start || !law->epoch)
 		return -EINVAL;
 	if (MCC_ABI_MAJOR(host->abi_version) != 1)
 		return -EPROTO;
@@ -97,6 +98,7 @@ int mcc_core_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 *cf
 	memset(core, 0, sizeof(*core));
 	core->host = host;
 	core->mode = mode;
+	core->law = law;
 	params_from(&core->p, cfg);
 	uint32_t lanes = MCC_HAS_MEMBER(struct mcc_host_v1, host->struct_size, max_lanes)
 	                     ? host->max_lanes

@@ -1,22 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * policy.h - what a thin module (modules/aimd, modules/observe) needs from
- * the shared core: the init entry bound to a mode and a descriptor
- * initialiser that fills every callback with the core's implementation.
+ * policy.h - what a thin module (modules/aimd, modules/observe,
+ * modules/delay) needs from the shared core: the init entry bound to a mode
+ * and a control law (law.h), and a descriptor initialiser that fills every
+ * callback with the core's implementation.
  *
  *     static int my_init(const struct mcc_host_v1 *h, const struct mcc_config_v1 *c,
  *                        struct mcc_init_out_v1 *o, void **ctx)
- *     { return mcc_core_init(h, c, o, ctx, MCC_MODE_ENFORCE); }
+ *     { return mcc_core_init(h, c, o, ctx, MCC_MODE_ENFORCE, &mcc_law_aimd); }
  *     MCC_POLICY_V1_DEFINE = MCC_CORE_DESCRIPTOR("aimd", "...", MCC_MODE_ENFORCE,
  *                                                caps, my_init);
  */
 #ifndef MCC_CORE_POLICY_H
 #define MCC_CORE_POLICY_H
 
+#include "law.h"
 #include "mcc_policy_v1.h"
 
 int mcc_core_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 *cfg,
-                  struct mcc_init_out_v1 *out, void **ctx, enum mcc_mode mode);
+                  struct mcc_init_out_v1 *out, void **ctx, enum mcc_mode mode,
+                  const struct mcc_law *law);
 void mcc_core_fini(void *ctx);
 int mcc_core_lane_open(void *ctx, const struct mcc_lane_desc *desc, mcc_lane **lane);
 void mcc_core_lane_close(void *ctx, mcc_lane *lane);

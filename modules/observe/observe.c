@@ -10,18 +10,12 @@
 static int observe_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 *cfg,
                         struct mcc_init_out_v1 *out, void **ctx)
 {
-	return mcc_core_init(host, cfg, out, ctx, MCC_MODE_OBSERVE);
+	return mcc_core_init(host, cfg, out, ctx, MCC_MODE_OBSERVE, &mcc_law_aimd);
 }
 
-#define MCC_OBSERVE_DESCRIPTOR                                                          \
-	MCC_CORE_DESCRIPTOR("observe",                                                  \
-	                    "record signals and compute AIMD decisions, never defer or avoid", \
-	                    MCC_MODE_OBSERVE,                                           \
-	                    MCC_CAP_RECORDS | MCC_CAP_TASK_EVIDENCE | MCC_CAP_THREAD_SAFE, \
-	                    observe_init)
-
-#ifdef MCC_TEST_DESCRIPTOR
-const struct mcc_policy_v1 MCC_TEST_DESCRIPTOR = MCC_OBSERVE_DESCRIPTOR;
-#else
-MCC_POLICY_V1_DEFINE = MCC_OBSERVE_DESCRIPTOR;
-#endif
+MCC_POLICY_V1_DEFINE =
+	MCC_CORE_DESCRIPTOR("observe",
+	                    "record signals and compute AIMD decisions, never defer or avoid",
+	                    MCC_MODE_OBSERVE,
+	                    MCC_CAP_RECORDS | MCC_CAP_TASK_EVIDENCE | MCC_CAP_THREAD_SAFE,
+	                    observe_init);

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """layout.py BASELINE.abi CURRENT.abi - the append-only rule of ABI v1, on
-two abidw corpora: every member of every mcc_ struct in the baseline keeps
-its name, offset and type in the current build, and a struct only grows by
+two abidw corpora: every member of every mcc_ struct of the public headers
+(plugin_api/*.h) in the baseline keeps its name, offset and type in the
+current build, and a struct only grows by
 members placed after its baseline size. abidiff reports function and
 variable changes; this check is the precise one for struct layouts (abidiff's
 "inserted at end" suppression also accepts a member inserted before the last
@@ -22,6 +23,10 @@ def load(path):
     for el in root.iter('class-decl'):
         name = el.get('name', '')
         if not name.startswith('mcc_') or el.get('is-declaration-only') == 'yes':
+            continue
+        # only the public headers' structs: a module's own definitions of
+        # the opaque handles (struct mcc_lane, ...) are never seen by hosts
+        if not el.get('filepath', '').split('/')[-2:-1] == ['plugin_api']:
             continue
         members = []
         for dm in el.findall('data-member'):

@@ -31,7 +31,8 @@ if ! $MAKE -C "$MCC_TEST_BUILDDIR" install DESTDIR="$stage" > "$scratch/install.
 fi
 for f in "$includedir/mcc/mcc_loader.h" "$libdir/libmcc.so" "$pkgconfigdir/mcc.pc" \
 	"$cmakeconfigdir/mcc-config.cmake" "$cmakeconfigdir/mcc-config-version.cmake" \
-	"$pkglibdir/mcc-policy-observe.so" "$pkglibdir/mcc-policy-aimd.so" "$bindir/mcc" \
+	"$pkglibdir/mcc-policy-observe.so" "$pkglibdir/mcc-policy-aimd.so" \
+	"$pkglibdir/mcc-policy-delay.so" "$bindir/mcc" \
 	"$mandir/man1/mcc.1" "$mandir/man5/mcc.ini.5" "$mandir/man7/mcc_policy_v1.7"; do
 	test -e "$stage$f" || failed "not installed: $f"
 done
@@ -88,7 +89,7 @@ fi
 # 3. The installed command judges the installed modules.
 if out=$("$stage$bindir/mcc" modules "$stage$pkglibdir"); then
 	echo "$out"
-	for m in null observe aimd; do
+	for m in null observe aimd delay; do
 		echo "$out" | grep -Eq "^$m +1\.[0-9]+ +[a-z]+ +yes" || failed "mcc modules: $m not accepted"
 	done
 else

@@ -263,6 +263,35 @@ static void test_peer_cut_recovers_on_endpoint_rebuilt_before_quarantine(void)
 	}
 }
 
+/* Issue 14: the blackhole outlives the first cooldown, so the first
+ * recovery probe fails: the route goes back to QUARANTINED (PROBING ->
+ * QUARANTINED, a new cooldown) instead of recovering or failing over for
+ * good, and only the later probe after the link returns recovers it (TENT
+ * within the run; TE's second, flap-damped cooldown outlasts the run). No
+ * task fails (the other rail carries them) and nothing is lost. */
+static void test_failed_probe_requarantines_the_route(void)
+{
+	if (!have_module("aimd")) {
+		printf("(aimd module not built: skipped) ");
+		return;
+	}
+	for (int en = 0; en < 2; en++) {
+		struct mcc_scn_result r;
+		CU_ASSERT_EQUAL_FATAL(run("probefail", "enforce", en, 1, &r), 0);
+		printf("(%s: timeline %s; quarantines %llu probes %llu failed %llu final %u) ",
+		       en ? "tent" : "te", r.state_timeline, (unsigned long long)r.quarantines,
+		       (unsigned long long)r.probes, (unsigned long long)r.tasks_failed,
+		       r.watch_final_state);
+		assert_clean(&r);
+		CU_ASSERT(strstr(r.state_timeline, "QUARANTINED>PROBING>QUARANTINED") != NULL);
+		CU_ASSERT(r.quarantines >= 2);
+		CU_ASSERT(r.probes >= 1);
+		CU_ASSERT_EQUAL(r.tasks_failed, 0); /* the other rail carried them */
+		if (en == 1) /* TENT: the second probe, after the link is back */
+			CU_ASSERT_EQUAL(r.watch_final_state, MCC_PATH_HEALTHY);
+	}
+}
+
 /* Issue 14: a silent blackhole on one of two local NICs (no port event).
  * Enforce fails no task, and AVOID does not storm: at most one AVOID per
  * admitted slice (before: millions, each charging the slice's retry budget
@@ -484,6 +513,7 @@ static CU_pSuite t_init_hosts_tests(void)
 	MCC_CU_ADD(s, test_incast_enforce_keeps_queue_below_off_with_goodput);
 	MCC_CU_ADD(s, test_flapped_rail_quarantined_avoided_probed_recovered);
 	MCC_CU_ADD(s, test_peer_cut_recovers_on_endpoint_rebuilt_before_quarantine);
+	MCC_CU_ADD(s, test_failed_probe_requarantines_the_route);
 	MCC_CU_ADD(s, test_local_nic_loss_enforce_fails_nothing_and_avoid_does_not_storm);
 	MCC_CU_ADD(s, test_receiver_pressure_does_not_slow_other_receivers);
 	MCC_CU_ADD(s, test_failed_device_never_marks_remote_peer_down);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_loader_policy.c - the aimd and observe modules through the real host
+ * test_loader_policy.c - the aimd, delay and observe modules through the real host
  * library: mcc_instance_acquire() with a generated ini selecting the mode,
  * the built .so files from $MCC_TEST_MODULE_DIR, and [controller] /
  * [module.<name>] keys reaching the module.
@@ -177,6 +177,28 @@ static void test_loader_enforce_mode_loads_aimd_and_quarantines(void)
 	close_env(&e);
 }
 
+/* The second control law is a module of its own, chosen by the ini alone:
+ * same mechanism (quarantine, evidence), its own windows. */
+static void test_loader_module_delay_is_selectable_by_ini(void)
+{
+	struct env e = open_env("[policy]\nmode = enforce\nmodule = delay\n");
+	CU_ASSERT_EQUAL(mcc_instance_mode(e.inst), MCC_MODE_ENFORCE);
+	CU_ASSERT_STRING_EQUAL(mcc_instance_name(e.inst), "delay");
+	/* slices that complete at once: no queueing, the window grows by at
+	 * least ai_bytes x (T - 0) / T = ai_bytes per used epoch (no slow start) */
+	uint64_t w0 = rstats(&e).window_bytes;
+	grow(&e);
+	uint64_t w1 = rstats(&e).window_bytes;
+	CU_ASSERT(w1 > w0);
+	CU_ASSERT_EQUAL(rstats(&e).window_cuts, 0);
+	for (uint64_t t = 1; t <= 3; t++)
+		timeout(&e, t);
+	tick(&e);
+	CU_ASSERT_EQUAL(rstats(&e).state, MCC_PATH_QUARANTINED);
+	CU_ASSERT_EQUAL(rstats(&e).inflight_bytes, 0);
+	close_env(&e);
+}
+
 static void test_loader_observe_mode_loads_observe_and_records(void)
 {
 	struct env e = open_env("[policy]\nmode = observe\n[controller]\nrecorder_entries = 64\n");
@@ -257,6 +279,7 @@ static CU_pSuite t_init_loader_policy_tests(void)
 	if (!s)
 		return NULL;
 	MCC_CU_ADD(s, test_loader_enforce_mode_loads_aimd_and_quarantines);
+	MCC_CU_ADD(s, test_loader_module_delay_is_selectable_by_ini);
 	MCC_CU_ADD(s, test_loader_observe_mode_loads_observe_and_records);
 	MCC_CU_ADD(s, test_loader_controller_keys_reach_the_module);
 	MCC_CU_ADD(s, test_loader_module_section_reaches_the_module);
