@@ -334,7 +334,10 @@ struct mcc_task_ref {
  * only reads `bytes`, `generation` and `reason`. No allocation is involved.
  * After the last byte is settled the permit is dead (F_LIVE clear) and may be
  * reused for the next try_acquire. Settling more bytes than are live is
- * detected, counted in the domain stats, and ignored. */
+ * detected, counted in the domain stats, and ignored. A refused try_acquire
+ * (MCC_DEFER, MCC_AVOID) leaves the permit dead and naming no domain: every
+ * member is 0 but struct_size and reason, whatever it held before; settling
+ * it is ignored and, with no domain to count it in, counted nowhere. */
 struct mcc_permit {
 	uint32_t struct_size; /* sizeof(struct mcc_permit), set by MCC_PERMIT_INIT */
 	uint32_t flags;       /* MCC_PERMIT_F_* */
@@ -561,9 +564,10 @@ struct mcc_policy_v1 {
 	 * `bytes` (one complete slice, never split) on `route` and its device,
 	 * for the endpoint generation `generation`.
 	 * Returns MCC_ADMIT (permit live with `bytes` reserved in both domains),
-	 * MCC_DEFER or MCC_AVOID (nothing reserved; permit->reason says why), or
-	 * a negative errno (-EINVAL: bad handle/zero bytes; treat as ADMIT-less
-	 * pass-through: the host posts without a permit).
+	 * MCC_DEFER or MCC_AVOID (nothing reserved; the permit holds only
+	 * permit->reason, which says why: struct mcc_permit), or a negative
+	 * errno (-EINVAL: bad handle/zero bytes, the permit untouched; treat as
+	 * ADMIT-less pass-through: the host posts without a permit).
 	 * A failed second-domain reservation rolls back the first. An empty
 	 * domain admits one slice larger than its window. Observe mode always
 	 * returns MCC_ADMIT and sets MCC_PERMIT_F_OBSERVED when enforce would not.

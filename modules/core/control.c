@@ -593,7 +593,7 @@ static void ev_slow(struct mcc_core *core, const struct mcc_task_ref *task, uint
 		e.name_idx = r->name_idx;
 		e.path_state = (uint8_t)st;
 		e.window = atomic_load_explicit(&r->d.window, RLX);
-		e.inflight = mcc_dom_inflight(&r->d);
+		e.inflight = mcc_dom_inflight_admission(&r->d);
 		e.observed |= MCC_OBS_PATH | MCC_OBS_WINDOW | MCC_OBS_INFLIGHT;
 		if (st == MCC_PATH_QUARANTINED) {
 			e.cooldown_ms = mcc_ctl_cooldown_left_ms(&r->d, now);

@@ -77,6 +77,14 @@ static inline uint32_t mcc_ctl_epoch(uint64_t ctl)
 	return (uint32_t)(ctl >> 32);
 }
 
+/* Exact mode and HEALTHY, CONGESTED or SUSPECT: low nibble 8, 9 or 10 (the
+ * exact fast path admits). */
+static inline bool mcc_ctl_exact_admits(uint64_t ctl)
+{
+	return (ctl & MCC_CTL_SLOWPATH) - (MCC_CTL_EXACT | MCC_PATH_HEALTHY) <
+	       (uint64_t)MCC_PATH_QUARANTINED;
+}
+
 /* Monotonic raise (CAS max): generations only ever move forward, whoever
  * raises them (hot path or slow path). */
 static inline void mcc_raise_u32(_Atomic uint32_t *p, uint32_t v)
@@ -328,7 +336,7 @@ struct mcc_ev {
 	uint64_t route_id;
 	uint64_t observed_ns;
 	uint64_t window;
-	uint64_t inflight;
+	uint64_t inflight; /* mcc_dom_inflight_admission() */
 	uint64_t cooldown_ms;
 };
 
@@ -377,6 +385,12 @@ struct mcc_lane {
 	uint64_t fl_route, fl_epoch;
 	uint32_t fl_gen;
 };
+
+/* The slot of `d` in `lane` (bound to `d` or not). */
+static inline struct mcc_slot *mcc_slot_of(struct mcc_lane *lane, const struct mcc_dom *d)
+{
+	return (struct mcc_slot *)(void *)((char *)lane + d->slot_off);
+}
 
 /* ---------------------------------------------------------------- evidence */
 
@@ -555,6 +569,10 @@ void mcc_dom_init(struct mcc_core *core, struct mcc_dom *d, uint32_t kind, uint3
  * folded totals (consistent under the lanes' seqlocks). */
 void mcc_scan_lanes(struct mcc_core *core);
 uint64_t mcc_dom_inflight(const struct mcc_dom *d); /* shared - flushed stale */
+/* in-flight as admission counts it (dom_reserve, exact_fits) and evidence
+ * reports it: shared - stale_est. Equal to domain_stats' figure after each
+ * tick; the same on the fast and the general paths at any time. */
+uint64_t mcc_dom_inflight_admission(const struct mcc_dom *d);
 void mcc_lane_flush_all(struct mcc_lane *lane);
 uint64_t mcc_core_now(const struct mcc_core *core); /* host clock (slow path) */
 
@@ -566,6 +584,15 @@ int mcc_core_release(mcc_lane *lane, struct mcc_permit *permit, uint64_t bytes, 
 void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit *permit,
                             const struct mcc_completion *wc);
 void mcc_core_poller_progress(mcc_lane *lane, mcc_device *dev, uint32_t ncqe);
+/* The general path alone, correct in every case: the reference the fast
+ * paths above fall back to (also driven directly by test_admission_diff). */
+int mcc_core_acquire_general(struct mcc_lane *lane, struct mcc_route *r, uint64_t bytes,
+                             uint32_t generation, const struct mcc_task_ref *task,
+                             struct mcc_permit *p);
+int mcc_core_release_general(struct mcc_lane *lane, struct mcc_permit *p, uint64_t bytes,
+                             uint32_t reason);
+void mcc_core_completion_general(struct mcc_lane *lane, struct mcc_permit *p,
+                                 const struct mcc_completion *wc);
 
 /* -------------------------------------------------------------- control.c */
 

@@ -77,6 +77,13 @@ uint64_t mcc_dom_inflight(const struct mcc_dom *d)
 	return (uint64_t)v > r ? (uint64_t)v - r : 0;
 }
 
+uint64_t mcc_dom_inflight_admission(const struct mcc_dom *d)
+{
+	int64_t v = atomic_load_explicit(&d->inflight, RLX);
+	uint64_t st = atomic_load_explicit(&d->stale_est, RLX);
+	return v > 0 && (uint64_t)v > st ? (uint64_t)v - st : 0;
+}
+
 /* ------------------------------------------------------------ credit slots */
 
 /* Give back the slot's credit: current-epoch credit directly, stale credit
@@ -152,11 +159,6 @@ static inline uint64_t wc_latency(const struct mcc_completion *wc)
 	return wc->post_ns && wc->complete_ns > wc->post_ns ? wc->complete_ns - wc->post_ns : 0;
 }
 
-static inline struct mcc_slot *slot_of(struct mcc_lane *lane, const struct mcc_dom *d)
-{
-	return (struct mcc_slot *)(void *)((char *)lane + d->slot_off);
-}
-
 /* Move a pending pair's counts into its two (bound) slots and free it.
  * Inside a seqlock write section. */
 static void pend_fold(struct mcc_lane *lane, struct mcc_pend *e)
@@ -166,7 +168,7 @@ static void pend_fold(struct mcc_lane *lane, struct mcc_pend *e)
 	if (!dom[0])
 		return;
 	for (int k = 0; k < 2; k++)
-		fb_add(&slot_of(lane, dom[k])->fb, &e->fb, false);
+		fb_add(&mcc_slot_of(lane, dom[k])->fb, &e->fb, false);
 	fb_zero(&e->fb);
 	atomic_store_explicit(&e->rd, NULL, RLX);
 	atomic_store_explicit(&e->dd, NULL, RLX);
@@ -273,7 +275,7 @@ static COLD void slot_restale(struct mcc_slot *s, struct mcc_dom *d, uint64_t ct
 
 static inline struct mcc_slot *lane_slot(struct mcc_lane *lane, struct mcc_dom *d, uint64_t ctl)
 {
-	struct mcc_slot *s = slot_of(lane, d);
+	struct mcc_slot *s = mcc_slot_of(lane, d);
 	if (UNLIKELY(atomic_load_explicit(&s->dom, RLX) != d))
 		slot_rebind(lane, s, d);
 	if (UNLIKELY(atomic_load_explicit(&s->epoch, RLX) != mcc_ctl_epoch(ctl)))
@@ -398,7 +400,7 @@ static void ev_fill(struct mcc_lane *lane, struct mcc_ev *e, const struct mcc_ta
 	e->name_idx = r->name_idx;
 	e->observed_ns = ts ? ts : atomic_load_explicit(&core->now_ns, RLX);
 	e->window = atomic_load_explicit(&obs->window, RLX);
-	e->inflight = mcc_dom_inflight(obs);
+	e->inflight = mcc_dom_inflight_admission(obs);
 	e->observed = MCC_OBS_REASON | MCC_OBS_PATH | MCC_OBS_TIME | MCC_OBS_GENERATION |
 	              MCC_OBS_WINDOW | MCC_OBS_INFLIGHT;
 	if (scope != MCC_SCOPE_NONE)
@@ -516,14 +518,15 @@ static COLD int refuse(struct mcc_lane *lane, struct mcc_route *r, struct mcc_de
 		return decision;
 	}
 	atomic_fetch_add_explicit(decision == MCC_DEFER ? &by->defers : &by->avoids, 1, RLX);
-	p->flags = 0;
-	p->bytes = 0;
-	p->reason = c.reason;
 	if (mcc_task_is_set(task)) {
 		struct mcc_ev e;
 		ev_fill(lane, &e, task, c.reason, scope, r, by, generation, 0);
 		mcc_ev_lane_anomaly(lane, &e);
 	}
+	/* a refused permit is dead and names no domain (mcc_policy_v1.h): a
+	 * fast path may have filled it before declining; `task` may point
+	 * into it, so this comes last */
+	*p = (struct mcc_permit){ .struct_size = p->struct_size, .reason = c.reason };
 	return decision;
 }
 
@@ -543,9 +546,9 @@ static inline void permit_fill(struct mcc_permit *p, struct mcc_route *r, struct
 
 /* The general admission path: any state, exact or credit mode, cache misses,
  * stale epochs, refills, generation and slice-size bookkeeping. */
-static NOINLINE int acquire_general(struct mcc_lane *lane, struct mcc_route *r, uint64_t bytes,
-                                    uint32_t generation, const struct mcc_task_ref *task,
-                                    struct mcc_permit *p)
+NOINLINE int mcc_core_acquire_general(struct mcc_lane *lane, struct mcc_route *r, uint64_t bytes,
+                                      uint32_t generation, const struct mcc_task_ref *task,
+                                      struct mcc_permit *p)
 {
 	struct mcc_device *dv = atomic_load_explicit(&r->dev, ACQ);
 	struct mcc_dom *rd = &r->d, *dd = &dv->d;
@@ -631,8 +634,8 @@ static COLD void count_double(struct mcc_permit *p)
 		atomic_fetch_add_explicit(&p->device->d.double_release, 1, RLX);
 }
 
-static NOINLINE int release_general(struct mcc_lane *lane, struct mcc_permit *p, uint64_t bytes,
-                                    uint32_t reason)
+NOINLINE int mcc_core_release_general(struct mcc_lane *lane, struct mcc_permit *p, uint64_t bytes,
+                                      uint32_t reason)
 {
 	uint64_t live = (p->flags & MCC_PERMIT_F_LIVE) ? p->bytes : 0;
 	uint64_t n = bytes;
@@ -792,8 +795,8 @@ static inline const struct mcc_completion *evidence_of(struct mcc_lane *lane,
 	return ctl_congested(rctl, dctl) || ev_active(lane) ? wc : NULL;
 }
 
-static NOINLINE void completion_general(struct mcc_lane *lane, struct mcc_permit *p,
-                                        const struct mcc_completion *wc)
+NOINLINE void mcc_core_completion_general(struct mcc_lane *lane, struct mcc_permit *p,
+                                          const struct mcc_completion *wc)
 {
 	if (UNLIKELY(!p->route || !p->device))
 		return;
@@ -864,19 +867,12 @@ static inline bool slots_bound(struct mcc_lane *lane, struct mcc_dom *rd, struct
                                uint64_t rctl, uint64_t dctl, struct mcc_slot **rs,
                                struct mcc_slot **ds)
 {
-	*rs = slot_of(lane, rd);
-	*ds = slot_of(lane, dd);
+	*rs = mcc_slot_of(lane, rd);
+	*ds = mcc_slot_of(lane, dd);
 	return atomic_load_explicit(&(*rs)->dom, RLX) == rd &&
 	       atomic_load_explicit(&(*ds)->dom, RLX) == dd &&
 	       atomic_load_explicit(&(*rs)->epoch, RLX) == mcc_ctl_epoch(rctl) &&
 	       atomic_load_explicit(&(*ds)->epoch, RLX) == mcc_ctl_epoch(dctl);
-}
-
-/* Exact mode and HEALTHY, CONGESTED or SUSPECT: low nibble 8, 9 or 10. */
-static inline bool ctl_exact_admits(uint64_t ctl)
-{
-	return (ctl & MCC_CTL_SLOWPATH) - (MCC_CTL_EXACT | MCC_PATH_HEALTHY) <
-	       (uint64_t)MCC_PATH_QUARANTINED;
 }
 
 /* dom_reserve's test on the in-flight value `old` a locked add of `want`
@@ -931,7 +927,7 @@ static inline void permit_settled(struct mcc_permit *p, uint64_t n)
 static COLD int acquire_declined(struct mcc_lane *lane, struct mcc_permit *p)
 {
 	p->flags = 0;
-	return acquire_general(lane, p->route, p->bytes, p->generation, &p->task, p);
+	return mcc_core_acquire_general(lane, p->route, p->bytes, p->generation, &p->task, p);
 }
 
 /* Admission from cached credit, the permit already filled. */
@@ -996,17 +992,17 @@ static COLD int exact_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p,
 	return exact_acquire(lane, p, rd, dd, b);
 }
 
-/* Credit mode and HEALTHY (low nibble 0), or ctl_exact_admits(). */
+/* Credit mode and HEALTHY (low nibble 0), or mcc_ctl_exact_admits(). */
 static inline bool ctl_fast_admits(uint64_t ctl)
 {
-	return !(ctl & MCC_CTL_SLOWPATH) || ctl_exact_admits(ctl);
+	return !(ctl & MCC_CTL_SLOWPATH) || mcc_ctl_exact_admits(ctl);
 }
 
 /* The lane slot of credit-mode domain `d` when bound to it at the epoch of
  * `ctl`, else NULL. */
 static inline struct mcc_slot *slot_bound(struct mcc_lane *lane, struct mcc_dom *d, uint64_t ctl)
 {
-	struct mcc_slot *s = slot_of(lane, d);
+	struct mcc_slot *s = mcc_slot_of(lane, d);
 	return atomic_load_explicit(&s->dom, RLX) == d &&
 	               atomic_load_explicit(&s->epoch, RLX) == mcc_ctl_epoch(ctl)
 	           ? s
@@ -1032,7 +1028,7 @@ static COLD int mixed_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p, 
 static COLD int mixed_acquire_undo(struct mcc_lane *lane, struct mcc_permit *p, bool rx)
 {
 	atomic_fetch_sub_explicit(&mixed_exact(p, rx)->inflight, (int64_t)p->bytes, RLX);
-	struct mcc_slot *s = slot_of(lane, mixed_credit(p, rx));
+	struct mcc_slot *s = mcc_slot_of(lane, mixed_credit(p, rx));
 	atomic_store_explicit(&s->credit, atomic_load_explicit(&s->credit, RLX) + p->bytes, RLX);
 	return acquire_declined(lane, p);
 }
@@ -1087,7 +1083,7 @@ static NOINLINE int acquire_other(struct mcc_lane *lane, struct mcc_route *r, ui
 		permit_fill(p, r, dv, bytes, generation, task);
 		return mixed_acquire(lane, p, rctl, dctl);
 	}
-	return acquire_general(lane, r, bytes, generation, task, p);
+	return mcc_core_acquire_general(lane, r, bytes, generation, task, p);
 }
 
 int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t generation,
@@ -1105,7 +1101,7 @@ int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t 
 			permit_fill(p, r, dv, bytes, generation, task);
 			return credit_acquire(lane, p, rctl, dctl);
 		}
-		if (ctl_exact_admits(rctl) && ctl_exact_admits(dctl)) {
+		if (mcc_ctl_exact_admits(rctl) && mcc_ctl_exact_admits(dctl)) {
 			permit_fill(p, r, dv, bytes, generation, task);
 			return exact_acquire(lane, p, &r->d, &dv->d, bytes);
 		}
@@ -1139,7 +1135,7 @@ static NOINLINE int credit_release(struct mcc_lane *lane, struct mcc_permit *p, 
 	struct mcc_slot *rs, *ds;
 	if (LIKELY(credit_return(lane, p, b, rctl, dctl, &rs, &ds)))
 		return 0;
-	return release_general(lane, p, b, MCC_REL_NOT_POSTED);
+	return mcc_core_release_general(lane, p, b, MCC_REL_NOT_POSTED);
 }
 
 /* Settle `n` bytes of a permit with one domain exact and the other
@@ -1170,7 +1166,7 @@ static NOINLINE int mixed_release(struct mcc_lane *lane, struct mcc_permit *p, u
 {
 	if (LIKELY(mixed_settle(lane, p, b, rctl, dctl)))
 		return 0;
-	return release_general(lane, p, b, MCC_REL_NOT_POSTED);
+	return mcc_core_release_general(lane, p, b, MCC_REL_NOT_POSTED);
 }
 
 int mcc_core_release(mcc_lane *lane, struct mcc_permit *p, uint64_t bytes, uint32_t reason)
@@ -1194,7 +1190,7 @@ int mcc_core_release(mcc_lane *lane, struct mcc_permit *p, uint64_t bytes, uint3
 		}
 		return mixed_release(lane, p, bytes, rctl, dctl);
 	}
-	return release_general(lane, p, bytes, reason);
+	return mcc_core_release_general(lane, p, bytes, reason);
 }
 
 /* A successful completion settled into cached credit. */
@@ -1211,7 +1207,7 @@ static NOINLINE void credit_complete(struct mcc_lane *lane, struct mcc_permit *p
 			completion_evidence(lane, p, wc);
 		return;
 	}
-	completion_general(lane, p, wc);
+	mcc_core_completion_general(lane, p, wc);
 }
 
 /* The rest of pend_completion() when the lane's pending pair is another
@@ -1271,7 +1267,7 @@ static NOINLINE void mixed_complete(struct mcc_lane *lane, struct mcc_permit *p,
 		pend_completion(lane, p, n, wc_latency(wc), evidence_of(lane, wc, rctl, dctl));
 		return;
 	}
-	completion_general(lane, p, wc);
+	mcc_core_completion_general(lane, p, wc);
 }
 
 void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit *p, const struct mcc_completion *wc)
@@ -1300,7 +1296,7 @@ void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit *p, const struct m
 			return;
 		}
 	}
-	completion_general(lane, p, wc);
+	mcc_core_completion_general(lane, p, wc);
 }
 
 void mcc_core_poller_progress(mcc_lane *lane, mcc_device *dev, uint32_t ncqe)

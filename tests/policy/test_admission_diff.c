@@ -6,15 +6,14 @@
  *
  * The reference. mcc_core_try_acquire / release / on_completion dispatch to
  * the credit, exact and mixed fast paths, each falling back to
- * acquire_general / release_general / completion_general, which handle
- * every case on their own. No knob forces the general path (the dispatch
- * reads only the control words, the route's generation and max_slice, the
- * permit and the reason), so this program compiles domain.c into itself
- * and calls those three static functions directly; libmcc_core.la supplies
- * the rest of the core (its domain.o is not linked: every symbol it defines
- * is defined here). Two instances run on the same code, "dispatch" through
- * the descriptor's entry points and "general" through the three functions;
- * every other callback goes through the descriptor in both.
+ * mcc_core_acquire_general / _release_general / _completion_general
+ * (core.h), which handle every case on their own. No knob forces the
+ * general path (the dispatch reads only the control words, the route's
+ * generation and max_slice, the permit and the reason), so this program
+ * calls those three functions directly. Two instances run on the same code
+ * (libmcc_core), "dispatch" through the descriptor's entry points and
+ * "general" through the three functions; every other callback goes through
+ * the descriptor in both.
  *
  * Sequences. 200 seeded sequences of 2000 operations in enforce mode and 40
  * in observe mode, each on 2 devices, 5 routes and lanes 0..2 (closed and
@@ -22,24 +21,29 @@
  * with min_window_bytes 128 KiB / 1 MiB / 2 MiB and [module.aimd]
  * credit_min_admits 1 / 2 / 8 drawn from the seed: admissions of 1 B to
  * 64 KiB (rarely up to 256 KiB, a new largest slice) with current, new and
- * stale generations, with and without a task; partial and full releases
+ * stale generations, with and without a task, into a permit as the last
+ * operation left it (settled, refused or unused); partial and full releases
  * with every reason; completions (success and error statuses, partial, full
- * or bytes 0, sampled latencies up to 2 ms); double settles; poller
- * progress; ticks of 0.3 ms, 1 ms and 1.1 s; signals and async events that
+ * or bytes 0, sampled latencies up to 2 ms); double settles (also of
+ * refused and unused permits); poller progress; ticks of 0.3 ms, 1 ms and
+ * 1.1 s; signals and async events that
  * take routes and devices through CONGESTED, SUSPECT, QUARANTINED and
  * PROBING; task queries; batch frees. The test asserts that every admission
  * mode (both credit, both exact, mixed, neither) was offered >= 1000 times.
  *
  * What must be identical, and when. The general path spends and refills
  * the same lane credit (dom_take), so after every operation:
- *   - the return value and the permit it touched (flags, bytes, reason; for
- *     an admitted permit also generation, task, route);
+ *   - the return value and every field of the permit it touched, the
+ *     route and device by index (a refused permit holds only its reason:
+ *     mcc_policy_v1.h);
  *   - per domain: the control word (state, EXACT, credit epoch), window,
  *     chunk, generation, largest slice, probe bound, cooldown end, every
  *     event counter, the pending hard/RNR/probe feedback;
  *   - per domain, the in-flight admission tests: inflight - stale_est;
  *   - per lane and domain, the credit cached at the current credit epoch;
- *   - task_query (state and detail) wherever it is called.
+ *   - task_query (state and detail) wherever it is called: evidence
+ *     reports the in-flight figure admission tests
+ *     (mcc_dom_inflight_admission), path independent at any time.
  * domain_stats, every field, right after each tick and at the end (every
  * permit settled, lanes closed: in-flight 0); between ticks every field but
  * inflight_bytes. After an epoch bump (any state, mode or window change,
@@ -55,17 +59,9 @@
  * through the totals. The seven domains must have distinct lane slots: a
  * slot shared by two domains is rebound on the general path only.
  *
- * Known disagreements (MCC_DIFF_STRICT=1 checks them too, and fails):
- *   - a refused permit: a fast path fills it before declining, so after
- *     DEFER/AVOID it holds the refused attempt's route, device, generation
- *     and task, where the general path leaves what it held before (nothing,
- *     or an earlier admission's). `generation` is one of the three fields
- *     the header lets a host read, and settling the refused permit again
- *     counts double_release on the refused route (dispatch) or on none or
- *     an older one (general).
- *   - task evidence's inflight_bytes is mcc_dom_inflight() (inflight -
- *     stale_returned, not stale_est), so stale credit a fast path left in a
- *     slot stays in it after ticks, unlike domain_stats.
+ * Evidence reports mcc_dom_inflight_admission() (inflight - stale_est: what
+ * admission tests) from every source, hot path and slow path alike, so it
+ * is compared exactly.
  *
  * The two-thread variant (also under TSan in CI): two poster lanes on their
  * own threads, each with a fixed operation sequence per phase (admit,
@@ -80,13 +76,14 @@
  * and are cut), every admitted byte is settled once (no double release)
  * and in-flight returns to 0.
  */
-#include "domain.c" /* acquire_general, release_general, completion_general */
-
 #include <infiniband/verbs.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "core.h"
 #include "cu_driver.h"
 #include "harness.h"
 
@@ -147,12 +144,12 @@ static void diff_log(void *arg, int level, const char *fmt, ...)
 	(void)fmt;
 }
 
+/* `p` as the last operation left it (dead: settled, refused or unused). */
 static int run_acquire(struct run *u, mcc_lane *l, mcc_route *r, uint64_t bytes, uint32_t gen,
                        const struct mcc_task_ref *t, struct mcc_permit *p)
 {
-	*p = (struct mcc_permit)MCC_PERMIT_INIT;
 	if (u->general)
-		return acquire_general(l, r, bytes, gen, t, p);
+		return mcc_core_acquire_general(l, r, bytes, gen, t, p);
 	return u->ops->try_acquire(l, r, bytes, gen, t, p);
 }
 
@@ -160,7 +157,7 @@ static int run_release(struct run *u, mcc_lane *l, struct mcc_permit *p, uint64_
                        uint32_t reason)
 {
 	if (u->general)
-		return release_general(l, p, bytes, reason);
+		return mcc_core_release_general(l, p, bytes, reason);
 	return u->ops->release(l, p, bytes, reason);
 }
 
@@ -168,7 +165,7 @@ static void run_complete(struct run *u, mcc_lane *l, struct mcc_permit *p,
                          const struct mcc_completion *wc)
 {
 	if (u->general)
-		completion_general(l, p, wc);
+		mcc_core_completion_general(l, p, wc);
 	else
 		u->ops->on_completion(l, p, wc);
 }
@@ -276,13 +273,7 @@ struct gen {
 	uint32_t rgen[NROUTE];
 	bool lane_open[NLANE];
 	int nlanes;
-	bool admitted[NPERMIT]; /* the permit's last try_acquire admitted it */
 };
-
-/* MCC_DIFF_STRICT=1: also compare what a refusal leaves in the permit
- * besides flags, bytes and reason, and settle refused permits again (see
- * "Known disagreement" in the head comment). */
-static bool g_strict;
 
 /* Coverage of the admission modes the dispatch instance offered (whole
  * test): both credit, both exact, mixed, other (general only). */
@@ -373,9 +364,7 @@ static void draw(struct gen *g, const struct run *a, struct op *o)
 		o->reason = below(&g->s, 10) < 8 ? MCC_REL_NOT_POSTED : (uint32_t)below(&g->s, 5);
 	} else if (x < 800) {
 		o->kind = OP_DOUBLE;
-		o->slot = (int)below(&g->s, NPERMIT);
-		if (!g->admitted[o->slot] && !g_strict)
-			o->slot = -1;
+		o->slot = (int)below(&g->s, NPERMIT); /* admitted, refused or unused */
 		o->bytes = below(&g->s, 2) ? 0 : 1 + below(&g->s, 4096);
 		o->flags = (uint32_t)below(&g->s, 2); /* 1: a completion, 0: a release */
 	} else if (x < 820) {
@@ -555,7 +544,7 @@ static uint64_t cur_credit(struct mcc_lane *lane, const struct mcc_dom *d)
 {
 	if (!lane)
 		return 0;
-	const struct mcc_slot *s = slot_of(lane, d);
+	const struct mcc_slot *s = mcc_slot_of(lane, d);
 	return atomic_load(&s->dom) == d && atomic_load(&s->epoch) == mcc_ctl_epoch(atomic_load(&d->ctl))
 	           ? atomic_load(&s->credit)
 	           : 0;
@@ -599,23 +588,45 @@ static void cmp_dom(struct diff *df, const char *name, int i, const struct run *
 		       "%s %d credit of lane %d", name, i, k);
 }
 
-/* `admitted`: the permit's last try_acquire admitted it (else only what
- * the ABI defines after a refusal is compared, unless strict). */
-static void cmp_permit(struct diff *df, int k, const struct mcc_permit *x,
-                       const struct mcc_permit *y, bool admitted)
+/* A permit's handles as index + 1 on their instance, 0 for NULL, -1 for a
+ * foreign one. */
+static int64_t route_idx(const struct run *u, const mcc_route *r)
 {
+	for (int k = 0; k < NROUTE; k++)
+		if (r && u->route[k] == r)
+			return k + 1;
+	return r ? -1 : 0;
+}
+
+static int64_t dev_idx(const struct run *u, const mcc_device *d)
+{
+	for (int i = 0; i < NDEV; i++)
+		if (d && u->dev[i] == d)
+			return i + 1;
+	return d ? -1 : 0;
+}
+
+/* Every field of permit k (x on a, y on b), the handles by index. */
+static void cmp_permit(struct diff *df, int k, const struct run *a, const struct run *b)
+{
+	const struct mcc_permit *x = &a->p[k], *y = &b->p[k];
 #define PF(f) differ(df, (uint64_t)y->f, (uint64_t)x->f, "permit %d " #f, k)
+	PF(struct_size);
 	PF(flags);
 	PF(bytes);
 	PF(reason);
-	if (!admitted && !g_strict)
-		return;
 	PF(generation);
-	differ(df, y->route != NULL, x->route != NULL, "permit %d route set", k);
+	PF(module16);
 	PF(task.batch_id);
 	PF(task.task_id);
 	PF(task.attempt);
+	PF(task.reserved0);
+	PF(module64);
 #undef PF
+	differ(df, (uint64_t)route_idx(b, y->route), (uint64_t)route_idx(a, x->route),
+	       "permit %d route", k);
+	differ(df, (uint64_t)dev_idx(b, y->device), (uint64_t)dev_idx(a, x->device),
+	       "permit %d device", k);
 }
 
 /* The cheap state compared after every operation. */
@@ -671,13 +682,9 @@ static void cmp_stats(struct diff *df, struct run *a, struct run *b, int ndev, i
 		              run_stats(b, MCC_DOMAIN_ROUTE, b->route[k]), all);
 }
 
-/* Evidence's inflight_bytes only in strict mode ("Known disagreements"). */
-static void cmp_detail(struct diff *df, const struct mcc_task_detail *xp,
+static void cmp_detail(struct diff *df, const struct mcc_task_detail *x,
                        const struct mcc_task_detail *y)
 {
-	struct mcc_task_detail xv = *xp, *x = &xv;
-	if (!g_strict)
-		x->inflight_bytes = y->inflight_bytes;
 #define QF(f) differ(df, (uint64_t)y->f, (uint64_t)x->f, "task_query detail " #f)
 	QF(state);
 	QF(observed);
@@ -715,7 +722,7 @@ static void count_mode(const struct run *a, int k)
 {
 	uint64_t rc = atomic_load(&a->route[k]->d.ctl), dc = atomic_load(&a->dev[k % NDEV]->d.ctl);
 	bool rcr = !(rc & MCC_CTL_SLOWPATH), dcr = !(dc & MCC_CTL_SLOWPATH);
-	bool rx = ctl_exact_admits(rc), dx = ctl_exact_admits(dc);
+	bool rx = mcc_ctl_exact_admits(rc), dx = mcc_ctl_exact_admits(dc);
 	cov[rcr && dcr ? 0 : rx && dx ? 1 : (rcr || rx) && (dcr || dx) ? 2 : 3]++;
 }
 
@@ -772,10 +779,8 @@ static bool sequence(const struct mcc_policy_v1 *ops, uint64_t seed, int nops)
 		differ(&df, (uint64_t)ry, (uint64_t)rx, "return value");
 		if (o->kind == OP_QUERY && o->reason)
 			cmp_detail(&df, &x, &y);
-		if (o->kind == OP_ACQ && o->slot >= 0)
-			g.admitted[o->slot] = rx == MCC_ADMIT;
 		if (o->slot >= 0 && o->kind <= OP_DOUBLE)
-			cmp_permit(&df, o->slot, &a.p[o->slot], &b.p[o->slot], g.admitted[o->slot]);
+			cmp_permit(&df, o->slot, &a, &b);
 		cmp_state(&df, &a, &b);
 		if (o->kind == OP_TICK || o->kind == OP_STATS)
 			cmp_stats(&df, &a, &b, NDEV, NROUTE, o->kind == OP_TICK);
@@ -785,7 +790,7 @@ static bool sequence(const struct mcc_policy_v1 *ops, uint64_t seed, int nops)
 	while (!a.lane[l])
 		l++;
 	for (int k = 0; k < NPERMIT; k++) {
-		cmp_permit(&df, k, &a.p[k], &b.p[k], g.admitted[k]);
+		cmp_permit(&df, k, &a, &b);
 		if (a.p[k].flags & MCC_PERMIT_F_LIVE) {
 			struct op o = { .kind = OP_REL, .lane = l, .slot = k, .bytes = a.p[k].bytes };
 			int ry = apply(&b, &o, NULL), rx = apply(&a, &o, NULL);
@@ -1042,7 +1047,5 @@ static CU_pSuite t_init_admission_diff_tests(void)
 int main(int argc, char **argv)
 {
 	static const mcc_cu_suite_fn s[] = { t_init_admission_diff_tests };
-	const char *strict = getenv("MCC_DIFF_STRICT");
-	g_strict = strict && strcmp(strict, "0") != 0;
 	return mcc_cu_main(argc, argv, s, 1);
 }
