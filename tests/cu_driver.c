@@ -13,6 +13,32 @@ void mcc_cu_skip(const char *reason)
 	skip_reason = reason;
 }
 
+CU_pSuite mcc_cu_add_suite(const char *name, CU_InitializeFunc init, CU_CleanupFunc clean,
+                           const char *names, const CU_TestFunc *fns, unsigned ntests)
+{
+	CU_pSuite s = CU_add_suite(name, init, clean);
+	const char *p = names;
+
+	for (unsigned i = 0; s && i < ntests; i++) {
+		char one[256];
+		size_t n;
+
+		p += strspn(p, ", ");
+		n = strcspn(p, ", ");
+		if (n == 0 || n >= sizeof(one)) {
+			fprintf(stderr, "suite %s: test %u has no usable name in \"%s\"\n", name, i,
+			        names);
+			return NULL;
+		}
+		memcpy(one, p, n);
+		one[n] = '\0';
+		p += n;
+		if (!CU_add_test(s, one, fns[i]))
+			return NULL;
+	}
+	return s;
+}
+
 int mcc_cu_main(int argc, char **argv, const mcc_cu_suite_fn *suites, unsigned nsuites)
 {
 	const char *only = argc > 1 ? argv[1] : getenv("MCC_TEST_ONLY");

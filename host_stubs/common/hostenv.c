@@ -119,6 +119,92 @@ uint64_t mcc_host_fab_step(mcc_fab_model *m, mcc_exec *ex, uint64_t now)
 	return next == MCC_FAB_NEVER ? MCC_EXEC_PARK : next;
 }
 
+void mcc_host_seg_desc(struct mcc_seg_desc *out, mcc_fab_model *m, uint32_t node, uint32_t ndev,
+                       const void *base, uint64_t len)
+{
+	memset(out, 0, sizeof(*out));
+	out->node = node;
+	out->ndev = ndev;
+	out->nports = 1;
+	out->base = (uint64_t)(uintptr_t)base;
+	out->length = len;
+	for (uint32_t d = 0; d < ndev && d < sizeof(out->rkey) / sizeof(out->rkey[0]); d++)
+		out->rkey[d] = mcc_fab_model_lookup_rkey(m, node, d, base);
+}
+
+static uint64_t fab_actor_step(void *arg, uint64_t now)
+{
+	struct mcc_host_fab_actor *f = arg;
+	return mcc_host_fab_step(f->model, f->ex, now);
+}
+
+static void fab_actor_sched(void *arg, uint64_t at)
+{
+	struct mcc_host_fab_actor *f = arg;
+	mcc_exec_wake(f->actor, at);
+}
+
+void mcc_host_fab_actor_add(struct mcc_host_fab_actor *f, mcc_fab_model *m, mcc_exec *ex)
+{
+	f->model = m;
+	f->ex = ex;
+	f->actor = mcc_exec_add(ex, "fabric", fab_actor_step, f, MCC_EXEC_PARK);
+	mcc_fab_model_set_sched(m, fab_actor_sched, f);
+}
+
+/* ------------------------------------------------------- two-node world */
+
+static int pair_segment(void *arg, uint32_t seg, struct mcc_seg_desc *out)
+{
+	struct mcc_host_pair *p = arg;
+	if (seg != 1)
+		return -ENOENT;
+	mcc_host_seg_desc(out, p->model, 1, p->devs, p->dst, p->len);
+	return 0;
+}
+
+int mcc_host_pair_init(struct mcc_host_pair *p, enum mcc_exec_kind kind, uint64_t seed,
+                       const struct mcc_fab_model_cfg *mcfg, size_t len)
+{
+	struct mcc_fab_model_cfg c;
+	if (mcfg)
+		c = *mcfg;
+	else
+		mcc_fab_model_cfg_defaults(&c);
+	c.nodes = 2;
+	memset(p, 0, sizeof(*p));
+	p->ex = mcc_exec_create(kind, seed);
+	p->model = mcc_fab_model_create(&c);
+	p->len = len;
+	p->devs = c.devs_per_node;
+	p->src = calloc(1, len);
+	p->dst = calloc(1, len);
+	if (!p->ex || !p->model || !p->src || !p->dst)
+		return -ENOMEM;
+	struct mcc_fab_handle h = mcc_fab_model_handle(p->model);
+	for (uint32_t d = 0; d < p->devs; d++) { /* passive memory on each NIC */
+		struct mcc_fab_mr mr;
+		mcc_fab_dev *dv = h.ops->open_device(h.fab, 1, d);
+		h.ops->reg_mr(dv, p->dst, len, &mr);
+		h.ops->close_device(dv);
+	}
+	p->env.ex = p->ex;
+	p->env.fab = h;
+	p->env.get_segment = pair_segment;
+	p->env.seg_arg = p;
+	mcc_host_fab_actor_add(&p->fab, p->model, p->ex);
+	return 0;
+}
+
+void mcc_host_pair_fini(struct mcc_host_pair *p)
+{
+	mcc_fab_model_destroy(p->model);
+	mcc_exec_destroy(p->ex);
+	free(p->src);
+	free(p->dst);
+	memset(p, 0, sizeof(*p));
+}
+
 /* ------------------------------------------------------------ fabric tap */
 
 #define TAP_ERRS 4096

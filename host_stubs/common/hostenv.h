@@ -52,6 +52,12 @@ struct mcc_host_env {
 	void *log_arg;
 };
 
+/* Fills `out` for a segment of `len` bytes at `base` on `node`, one port on
+ * each of its first `ndev` devices (at most 8), with the rkeys model `m`
+ * holds for it now (after a re-key, the new ones). */
+void mcc_host_seg_desc(struct mcc_seg_desc *out, mcc_fab_model *m, uint32_t node, uint32_t ndev,
+                       const void *base, uint64_t len);
+
 /* 64-bit checksum of a buffer (fast, for payload verification). */
 uint64_t mcc_host_checksum(const void *p, size_t n);
 
@@ -78,6 +84,38 @@ void mcc_host_tick_done(void);
  * when it next wants a step: its next event (or park) under the virtual-time
  * executor; under the threaded one, polled at least every 200 us. */
 uint64_t mcc_host_fab_step(mcc_fab_model *m, mcc_exec *ex, uint64_t now);
+
+/* That actor ("fabric", parked until the model schedules itself through its
+ * scheduling hook, which wakes it): mcc_host_fab_actor_add fills `f` and
+ * hands it to both, so `f` must outlive the executor and the model. */
+struct mcc_host_fab_actor {
+	mcc_fab_model *model;
+	mcc_exec *ex;
+	mcc_actor *actor;
+};
+void mcc_host_fab_actor_add(struct mcc_host_fab_actor *f, mcc_fab_model *m, mcc_exec *ex);
+
+/* A two-node world for tests, benches and the demo: node 0 sends, node 1
+ * holds `len` zeroed bytes at dst, registered on each of its devices and
+ * served as segment 1 (get_segment); src is node 0's buffer of the same size
+ * (zeroed). The model runs as the executor's fabric actor. env has ex, fab,
+ * get_segment and seg_arg set, the rest zero: the caller's to fill. */
+struct mcc_host_pair {
+	mcc_exec *ex;
+	mcc_fab_model *model;
+	struct mcc_host_env env;
+	struct mcc_host_fab_actor fab;
+	char *src, *dst;
+	size_t len;
+	uint32_t devs; /* per node */
+};
+/* `mcfg`: the model's configuration (NULL: the defaults), with nodes = 2.
+ * 0, or -ENOMEM with what was made left for mcc_host_pair_fini. */
+int mcc_host_pair_init(struct mcc_host_pair *p, enum mcc_exec_kind kind, uint64_t seed,
+                       const struct mcc_fab_model_cfg *mcfg, size_t len);
+/* Destroys the model and the executor (engines on them first) and frees
+ * the buffers. */
+void mcc_host_pair_fini(struct mcc_host_pair *p);
 
 /* A fabric tap for checks (slow path): it wraps a fabric handle and
  * attributes every WC that ends a WR with a route hard error

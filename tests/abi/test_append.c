@@ -112,21 +112,9 @@ static int teardown(void)
 	return 0;
 }
 
-static CU_pSuite t_init_abi_tests(void)
-{
-	CU_pSuite s = CU_add_suite("abi append", setup, teardown);
+MCC_CU_SUITE(t_init_abi_tests, "abi append", setup, teardown,
+             test_this_host_is_a_later_minor,
+             test_v1_0_module_loads_after_an_append,
+             test_descriptor_below_v1_0_is_still_refused)
 
-	if (s) {
-		MCC_CU_ADD(s, test_this_host_is_a_later_minor);
-		MCC_CU_ADD(s, test_v1_0_module_loads_after_an_append);
-		MCC_CU_ADD(s, test_descriptor_below_v1_0_is_still_refused);
-	}
-	return s;
-}
-
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn suites[] = { t_init_abi_tests };
-
-	return mcc_cu_main(argc, argv, suites, 1);
-}
+MCC_CU_MAIN(t_init_abi_tests)

@@ -33,6 +33,7 @@
 #include "../../host_stubs/tent/tent.h"
 #include "mcc_hooks.h"
 
+#define RNODE 1
 #define E2E_MAX_SLOTS 256
 
 struct e2e_slot {
@@ -52,18 +53,12 @@ struct e2e {
 	int exec_kind, tent;
 	const char *mode, *module_dir;
 	uint64_t seed, link_bps;
-	/* world */
-	mcc_exec *ex;
-	mcc_fab_model *model;
-	struct mcc_fab_model_cfg mcfg;
-	struct mcc_host_env env;
+	/* world: node 0 sends to node 1 (RNODE) */
+	struct mcc_host_pair p;
 	te_engine *te;
 	tent_engine *tn;
-	char *src, *dst;
-	size_t len;
-	uint32_t rnode;
 	char ini[64];
-	mcc_actor *app, *fab;
+	mcc_actor *app;
 	/* workload */
 	struct e2e_slot slots[E2E_MAX_SLOTS];
 	uint32_t outstanding;
@@ -75,29 +70,13 @@ struct e2e {
 	size_t nlat, caplat;
 };
 
-static int get_segment(void *arg, uint32_t seg, struct mcc_seg_desc *out)
-{
-	struct e2e *w = arg;
-	if (seg != w->rnode)
-		return -ENOENT;
-	memset(out, 0, sizeof(*out));
-	out->node = w->rnode;
-	out->ndev = w->devs;
-	out->nports = 1;
-	out->base = (uint64_t)(uintptr_t)w->dst;
-	out->length = w->len;
-	for (uint32_t d = 0; d < w->devs; d++)
-		out->rkey[d] = mcc_fab_model_lookup_rkey(w->model, w->rnode, d, w->dst);
-	return 0;
-}
-
 static void on_task_done(void *arg, uint64_t batch, uint64_t task)
 {
 	struct e2e *w = arg;
 	(void)task;
 	for (uint32_t i = 0; i < w->conc; i++)
 		if (w->slots[i].busy && w->slots[i].batch == batch) {
-			w->slots[i].t_done = mcc_exec_now(w->ex);
+			w->slots[i].t_done = mcc_exec_now(w->p.ex);
 			atomic_store(&w->slots[i].done, 1);
 			mcc_exec_wake(w->app, w->slots[i].t_done + 500);
 			return;
@@ -108,7 +87,7 @@ static int eng_submit(struct e2e *w, uint64_t *batch, void *src, uint64_t off)
 {
 	if (!w->tent) {
 		*batch = te_allocate_batch(w->te, 1);
-		struct te_request rq = {TE_OPCODE_WRITE, src, (int32_t)w->rnode, off, w->msg};
+		struct te_request rq = {TE_OPCODE_WRITE, src, (int32_t)RNODE, off, w->msg};
 		return te_submit(w->te, *batch, &rq, 1);
 	}
 	*batch = tent_allocate_batch(w->tn, 1);
@@ -116,7 +95,7 @@ static int eng_submit(struct e2e *w, uint64_t *batch, void *src, uint64_t off)
 	memset(&rq, 0, sizeof(rq));
 	rq.opcode = TENT_OPCODE_WRITE;
 	rq.source = src;
-	rq.target_id = w->rnode;
+	rq.target_id = RNODE;
 	rq.target_offset = off;
 	rq.length = w->msg;
 	return tent_submit(w->tn, *batch, &rq, 1);
@@ -176,7 +155,7 @@ static uint64_t app_step(void *arg, uint64_t now)
 		if (cs >= 0 && cs < 4)
 			w->states[cs]++;
 		if (st == 1) {
-			if (mcc_host_checksum(w->dst + (uint64_t)i * w->msg, w->msg) != sl->expect)
+			if (mcc_host_checksum(w->p.dst + (uint64_t)i * w->msg, w->msg) != sl->expect)
 				w->corrupt += w->msg;
 			else
 				w->bytes_ok += w->msg;
@@ -195,7 +174,7 @@ static uint64_t app_step(void *arg, uint64_t now)
 		struct e2e_slot *sl = &w->slots[i];
 		if (sl->busy)
 			continue;
-		char *src = w->src + (uint64_t)i * w->msg;
+		char *src = w->p.src + (uint64_t)i * w->msg;
 		w->seq++;
 		memcpy(src, &w->seq, sizeof(w->seq)); /* fresh content per transfer */
 		memcpy(src + w->msg - sizeof(now), &now, sizeof(now));
@@ -217,18 +196,6 @@ static int all_idle(void *arg)
 {
 	struct e2e *w = arg;
 	return w->draining && w->outstanding == 0;
-}
-
-static void fab_sched(void *arg, uint64_t at)
-{
-	struct e2e *w = arg;
-	mcc_exec_wake(w->fab, at);
-}
-
-static uint64_t fab_step(void *arg, uint64_t now)
-{
-	struct e2e *w = arg;
-	return mcc_host_fab_step(w->model, w->ex, now);
 }
 
 static double cpu_ms(void)
@@ -343,43 +310,25 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	double cpu_start = cpu_ms();
-	w.ex = mcc_exec_create(w.exec_kind, w.seed);
-	mcc_fab_model_cfg_defaults(&w.mcfg);
-	w.mcfg.nodes = 2;
-	w.mcfg.devs_per_node = w.devs;
-	w.mcfg.seed = w.seed;
+	struct mcc_fab_model_cfg mcfg;
+	mcc_fab_model_cfg_defaults(&mcfg);
+	mcfg.devs_per_node = w.devs;
+	mcfg.seed = w.seed;
 	if (w.link_bps)
-		w.mcfg.link_bps = w.link_bps;
-	w.model = mcc_fab_model_create(&w.mcfg);
-	w.rnode = 1;
-	w.len = (size_t)w.conc * w.msg;
-	w.dst = calloc(1, w.len);
-	w.src = malloc(w.len);
-	if (!w.ex || !w.model || !w.dst || !w.src)
+		mcfg.link_bps = w.link_bps;
+	if (mcc_host_pair_init(&w.p, (enum mcc_exec_kind)w.exec_kind, w.seed, &mcfg,
+	                       (size_t)w.conc * w.msg) != 0)
 		return 1;
-	struct mcc_fab_handle h = mcc_fab_model_handle(w.model);
-	struct mcc_fab_mr mr[MCC_FAB_MAX_DEVS];
-	for (uint32_t d = 0; d < w.devs; d++) { /* receiver: passive memory on each NIC */
-		mcc_fab_dev *dv = h.ops->open_device(h.fab, w.rnode, d);
-		h.ops->reg_mr(dv, w.dst, w.len, &mr[d]);
-		h.ops->close_device(dv);
-	}
 	if (MCC_CC_COMPILED_IN && write_ini(&w) != 0)
 		return 1;
-	w.env.ex = w.ex;
-	w.env.fab = h;
-	w.env.get_segment = get_segment;
-	w.env.seg_arg = &w;
-	w.env.cc_ini_path = MCC_CC_COMPILED_IN ? w.ini : NULL;
-	w.env.cc_module_dir = w.module_dir;
-	w.env.cc_ignore_env = 1;
-	w.fab = mcc_exec_add(w.ex, "fabric", fab_step, &w, MCC_EXEC_PARK);
-	mcc_fab_model_set_sched(w.model, fab_sched, &w);
+	w.p.env.cc_ini_path = MCC_CC_COMPILED_IN ? w.ini : NULL;
+	w.p.env.cc_module_dir = w.module_dir;
+	w.p.env.cc_ignore_env = 1;
 	if (!w.tent) {
 		struct te_config c;
 		te_config_defaults(&c);
 		c.node = 0;
-		w.te = te_engine_create(&c, &w.env);
+		w.te = te_engine_create(&c, &w.p.env);
 		if (!w.te)
 			goto out;
 		te_set_task_notify(w.te, on_task_done, &w);
@@ -387,38 +336,38 @@ int main(int argc, char **argv)
 		struct tent_config c;
 		tent_config_defaults(&c);
 		c.node = 0;
-		w.tn = tent_engine_create(&c, &w.env);
+		w.tn = tent_engine_create(&c, &w.p.env);
 		if (!w.tn)
 			goto out;
 		tent_set_task_notify(w.tn, on_task_done, &w);
 	}
 	uint64_t x = w.seed * 31 + 1; /* pseudo-random payload */
-	for (size_t k = 0; k + 8 <= w.len; k += 8) {
+	for (size_t k = 0; k + 8 <= w.p.len; k += 8) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		memcpy(w.src + k, &x, 8);
+		memcpy(w.p.src + k, &x, 8);
 	}
 	if (w.te)
-		te_register_memory(w.te, w.src, w.len);
+		te_register_memory(w.te, w.p.src, w.p.len);
 	else
-		tent_register_memory(w.tn, w.src, w.len);
+		tent_register_memory(w.tn, w.p.src, w.p.len);
 	w.end_ns = (uint64_t)(w.duration_s * 1e9);
-	w.app = mcc_exec_add(w.ex, "app", app_step, &w, 1000);
+	w.app = mcc_exec_add(w.p.ex, "app", app_step, &w, 1000);
 
 	/* measured: the run and its drain */
 	double cpu0 = cpu_ms(), wall0 = wall_s();
-	mcc_exec_run(w.ex, w.end_ns, NULL, NULL);
-	uint64_t t_end = mcc_exec_now(w.ex);
+	mcc_exec_run(w.p.ex, w.end_ns, NULL, NULL);
+	uint64_t t_end = mcc_exec_now(w.p.ex);
 	w.draining = 1;
 	mcc_exec_wake(w.app, t_end);
-	mcc_exec_run(w.ex, t_end + 40000000000ull, all_idle, &w);
-	if (mcc_exec_kind(w.ex) == MCC_EXEC_THREADED) /* threads joined: reap */
-		app_step(&w, mcc_exec_now(w.ex));
-	uint64_t t_fin = mcc_exec_now(w.ex);
+	mcc_exec_run(w.p.ex, t_end + 40000000000ull, all_idle, &w);
+	if (mcc_exec_kind(w.p.ex) == MCC_EXEC_THREADED) /* threads joined: reap */
+		app_step(&w, mcc_exec_now(w.p.ex));
+	uint64_t t_fin = mcc_exec_now(w.p.ex);
 	double run_cpu = cpu_ms() - cpu0, run_wall = wall_s() - wall0;
 
 	/* results */
 	struct mcc_fab_model_stats ms;
-	mcc_fab_model_stats(w.model, &ms);
+	mcc_fab_model_stats(w.p.model, &ms);
 	uint64_t defers, avoids, admits, vcpu;
 	int64_t leaked;
 	const char *cc;
@@ -445,8 +394,8 @@ int main(int argc, char **argv)
 			struct mcc_domain_stats st;
 			memset(&st, 0, sizeof(st));
 			st.struct_size = sizeof(st);
-			int e = w.te ? te_domain_stats(w.te, c, r < 0 ? -1 : (int)w.rnode, r < 0 ? 0 : r, &st)
-			             : tent_domain_stats(w.tn, c, r < 0 ? -1 : (int)w.rnode, r < 0 ? 0 : r,
+			int e = w.te ? te_domain_stats(w.te, c, r < 0 ? -1 : (int)RNODE, r < 0 ? 0 : r, &st)
+			             : tent_domain_stats(w.tn, c, r < 0 ? -1 : (int)RNODE, r < 0 ? 0 : r,
 			                                 &st);
 			if (e != 0)
 				continue;
@@ -487,12 +436,9 @@ out:
 		te_engine_destroy(w.te);
 	if (w.tn)
 		tent_engine_destroy(w.tn);
-	mcc_fab_model_destroy(w.model);
-	mcc_exec_destroy(w.ex);
+	mcc_host_pair_fini(&w.p);
 	if (w.ini[0])
 		unlink(w.ini);
-	free(w.src);
-	free(w.dst);
 	free(w.lat);
 	return rc;
 }

@@ -4,35 +4,14 @@
  * engine hosts make and checks byte settlement, with a programmable
  * admission decision. Test-only: also exports mcc_spy (the counters).
  */
-#include "mcc_policy_v1.h"
+#include "../test_module.h"
+#include "spy.h"
 
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct mcc_spy {
-	_Atomic uint64_t acquire, admit, defer, avoid, release, completion, progress, async, signal,
-	    tick, task_query, batch_free, route_open, route_rebind, device_open, lane_open;
-	_Atomic int64_t live_bytes;
-	_Atomic uint64_t over_settle;
-	_Atomic uint64_t sig_kind[MCC_SIG_KIND_COUNT_];
-	_Atomic uint64_t async_type[32];
-	_Atomic uint64_t wc_status[32];
-	/* programmable: DEFER the first `defer_first` acquires; AVOID every
-	 * route whose peer path ends with avoid_suffix */
-	_Atomic uint64_t defer_first;
-	char avoid_suffix[16];
-	_Atomic uint32_t last_generation;
-	/* programmable subscriptions: signal kinds NOT subscribed, and no
-	 * async events; what the host declared and lane ids beyond it */
-	_Atomic uint64_t sig_unsubscribed;
-	_Atomic int no_async;
-	_Atomic uint32_t max_lanes;
-	_Atomic uint64_t lane_over;
-	_Atomic uint64_t sig_unwanted; /* delivered although not subscribed */
-	_Atomic uint64_t async_unwanted;
-};
 __attribute__((visibility("default"))) struct mcc_spy mcc_spy;
 
 struct mcc_device {
@@ -213,12 +192,8 @@ static void s_batch_free(void *ctx, uint64_t b)
 }
 
 MCC_POLICY_V1_DEFINE = {
-    .abi_version = MCC_POLICY_ABI_V1,
-    .struct_size = sizeof(struct mcc_policy_v1),
-    .name = "spy",
-    .description = "test spy",
-    .mode = MCC_MODE_ENFORCE,
-    .caps = MCC_CAP_ENFORCES | MCC_CAP_THREAD_SAFE,
+    MCC_TEST_MODULE_HEAD(sizeof(struct mcc_policy_v1), "spy", "test spy",
+                         MCC_CAP_ENFORCES | MCC_CAP_THREAD_SAFE),
     .init = s_init,
     .fini = s_fini,
     .lane_open = s_lane_open,

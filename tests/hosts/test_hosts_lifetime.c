@@ -107,34 +107,15 @@ static int w_reset_qp(mcc_fab_qp *qp)
 
 struct world {
 	int tent;
-	mcc_exec *ex;
-	mcc_fab_model *model;
-	struct mcc_fab_model_cfg mcfg;
-	struct mcc_host_env env;
+	struct mcc_host_pair p; /* node 0 writes to node 1 */
 	te_engine *te;
 	tent_engine *tn;
-	char *src, *dst;
 	uint64_t batch;
-	mcc_actor *app, *fab;
+	mcc_actor *app;
 	int phase; /* 0 submit, 1 wait posted (TENT: then QP_FATAL), 2 wait done */
 	_Atomic int finished;
 	int status;
 };
-
-static int get_segment(void *arg, uint32_t seg, struct mcc_seg_desc *out)
-{
-	struct world *w = arg;
-	if (seg != 1)
-		return -1;
-	memset(out, 0, sizeof(*out));
-	out->node = 1;
-	out->ndev = 1;
-	out->nports = 1;
-	out->base = (uint64_t)(uintptr_t)w->dst;
-	out->length = MSG;
-	out->rkey[0] = mcc_fab_model_lookup_rkey(w->model, 1, 0, w->dst);
-	return 0;
-}
 
 static void on_done(void *arg, uint64_t batch, uint64_t task)
 {
@@ -144,7 +125,7 @@ static void on_done(void *arg, uint64_t batch, uint64_t task)
 	if (w->tent) /* TENT: the lane is between its depth and its endpoint */
 		seam();
 	atomic_store(&w->finished, 1);
-	mcc_exec_wake(w->app, mcc_exec_now(w->ex));
+	mcc_exec_wake(w->app, mcc_exec_now(w->p.ex));
 }
 
 static uint64_t app_step(void *arg, uint64_t now)
@@ -153,14 +134,14 @@ static uint64_t app_step(void *arg, uint64_t now)
 	if (w->phase == 0) {
 		if (!w->tent) {
 			w->batch = te_allocate_batch(w->te, 1);
-			struct te_request rq = {TE_OPCODE_WRITE, w->src, 1, 0, MSG};
+			struct te_request rq = {TE_OPCODE_WRITE, w->p.src, 1, 0, MSG};
 			CU_ASSERT_EQUAL(te_submit(w->te, w->batch, &rq, 1), 0);
 		} else {
 			w->batch = tent_allocate_batch(w->tn, 1);
 			tent_request_t rq;
 			memset(&rq, 0, sizeof(rq));
 			rq.opcode = TENT_OPCODE_WRITE;
-			rq.source = w->src;
+			rq.source = w->p.src;
 			rq.target_id = 1;
 			rq.length = MSG;
 			CU_ASSERT_EQUAL(tent_submit(w->tn, w->batch, &rq, 1), 0);
@@ -172,22 +153,10 @@ static uint64_t app_step(void *arg, uint64_t now)
 		tent_get_stats(w->tn, &st);
 		if (!st.slices_posted)
 			return now + 100000;
-		mcc_fab_fault_qp_fatal(w->model, 0, 0, 1, 0);
+		mcc_fab_fault_qp_fatal(w->p.model, 0, 0, 1, 0);
 		w->phase = 2;
 	}
 	return atomic_load(&w->finished) ? MCC_EXEC_PARK : now + 1000000;
-}
-
-static uint64_t fab_step(void *arg, uint64_t now)
-{
-	struct world *w = arg;
-	return mcc_host_fab_step(w->model, w->ex, now);
-}
-
-static void fab_sched(void *arg, uint64_t at)
-{
-	struct world *w = arg;
-	mcc_exec_wake(w->fab, at);
 }
 
 static int finished(void *arg)
@@ -201,21 +170,13 @@ static void run_world(int tent)
 	struct world *w = calloc(1, sizeof(*w));
 	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
 	w->tent = tent;
-	w->ex = mcc_exec_create(MCC_EXEC_THREADED, 1);
-	mcc_fab_model_cfg_defaults(&w->mcfg);
-	w->mcfg.nodes = 2;
-	w->mcfg.devs_per_node = 1;
-	w->model = mcc_fab_model_create(&w->mcfg);
-	w->src = calloc(1, MSG);
-	w->dst = calloc(1, MSG);
-	struct mcc_fab_handle h = mcc_fab_model_handle(w->model);
-	struct mcc_fab_mr mr;
-	mcc_fab_dev *dv = h.ops->open_device(h.fab, 1, 0);
-	h.ops->reg_mr(dv, w->dst, MSG, &mr);
-	h.ops->close_device(dv);
+	struct mcc_fab_model_cfg mcfg;
+	mcc_fab_model_cfg_defaults(&mcfg);
+	mcfg.devs_per_node = 1;
+	CU_ASSERT_EQUAL_FATAL(mcc_host_pair_init(&w->p, MCC_EXEC_THREADED, 1, &mcfg, MSG), 0);
 	/* the seam over the model's ops */
-	g.inner = h.ops;
-	g.ops = *h.ops;
+	g.inner = w->p.env.fab.ops;
+	g.ops = *g.inner;
 	g.ops.get_async_event = w_get_async_event;
 	g.ops.destroy_qp = w_destroy_qp;
 	g.ops.reset_qp = w_reset_qp;
@@ -223,16 +184,10 @@ static void run_world(int tent)
 	g.gates = 0;
 	g.monitor_ran = 1;
 	g.gate_reset = !tent;
-	h.ops = &g.ops;
-	w->env.ex = w->ex;
-	w->env.fab = h;
-	w->env.get_segment = get_segment;
-	w->env.seg_arg = w;
-	w->env.cc_ignore_env = 1; /* no ini: the controller is off */
-	w->fab = mcc_exec_add(w->ex, "fabric", fab_step, w, MCC_EXEC_PARK);
-	mcc_fab_model_set_sched(w->model, fab_sched, w);
+	w->p.env.fab.ops = &g.ops;
+	w->p.env.cc_ignore_env = 1; /* no ini: the controller is off */
 	/* the silent blackhole: the peer's link drops everything, no event */
-	mcc_fab_fault_link(w->model, 1, 0, 1, 0);
+	mcc_fab_fault_link(w->p.model, 1, 0, 1, 0);
 	if (!tent) {
 		struct te_config c;
 		te_config_defaults(&c);
@@ -240,10 +195,10 @@ static void run_world(int tent)
 		c.retry_cnt = 1;    /* the first error fails the slice */
 		c.ib_timeout = 4;   /* 65 us ACK timeout ... */
 		c.ib_retry_cnt = 0; /* ... and no retransmission: RETRY_EXC at once */
-		w->te = te_engine_create(&c, &w->env);
+		w->te = te_engine_create(&c, &w->p.env);
 		CU_ASSERT_PTR_NOT_NULL_FATAL(w->te);
 		te_set_task_notify(w->te, on_done, w);
-		te_register_memory(w->te, w->src, MSG);
+		te_register_memory(w->te, w->p.src, MSG);
 	} else {
 		struct tent_config c;
 		tent_config_defaults(&c);
@@ -251,13 +206,13 @@ static void run_world(int tent)
 		c.num_lanes = 1;
 		c.max_retry_count = 1; /* the flushed WR fails its slice */
 		c.ib_timeout = 24;     /* no RETRY_EXC before the QP_FATAL */
-		w->tn = tent_engine_create(&c, &w->env);
+		w->tn = tent_engine_create(&c, &w->p.env);
 		CU_ASSERT_PTR_NOT_NULL_FATAL(w->tn);
 		tent_set_task_notify(w->tn, on_done, w);
-		tent_register_memory(w->tn, w->src, MSG);
+		tent_register_memory(w->tn, w->p.src, MSG);
 	}
-	w->app = mcc_exec_add(w->ex, "app", app_step, w, 1000);
-	mcc_exec_run(w->ex, 60000000000ull, finished, w);
+	w->app = mcc_exec_add(w->p.ex, "app", app_step, w, 1000);
+	mcc_exec_run(w->p.ex, 60000000000ull, finished, w);
 
 	printf("(%s: seams %d, monitor pass in each %d, QPs destroyed under the poller %u) ",
 	       tent ? "tent" : "te", g.gates, g.monitor_ran, g.destroyed);
@@ -278,10 +233,7 @@ static void run_world(int tent)
 		CU_ASSERT_EQUAL(tent_free_batch(w->tn, w->batch), 0);
 		tent_engine_destroy(w->tn);
 	}
-	mcc_fab_model_destroy(w->model);
-	mcc_exec_destroy(w->ex);
-	free(w->src);
-	free(w->dst);
+	mcc_host_pair_fini(&w->p);
 	free(w);
 }
 
@@ -295,18 +247,8 @@ static void test_tent_lane_holds_endpoint_across_reset(void)
 	run_world(1);
 }
 
-static CU_pSuite t_init_hosts_lifetime_tests(void)
-{
-	CU_pSuite s = CU_add_suite("hosts_lifetime", NULL, NULL);
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_te_poller_holds_endpoint_across_delete);
-	MCC_CU_ADD(s, test_tent_lane_holds_endpoint_across_reset);
-	return s;
-}
+MCC_CU_SUITE(t_init_hosts_lifetime_tests, "hosts_lifetime", NULL, NULL,
+             test_te_poller_holds_endpoint_across_delete,
+             test_tent_lane_holds_endpoint_across_reset)
 
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = {t_init_hosts_lifetime_tests};
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_hosts_lifetime_tests)

@@ -50,18 +50,8 @@ static void test_compiled_out_slice_has_no_permit_field(void)
 	CU_ASSERT_EQUAL(x, 2);
 }
 
-static CU_pSuite t_init_hosts_nocc_tests(void)
-{
-	CU_pSuite s = CU_add_suite("hosts_nocc", NULL, NULL);
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_compiled_out_scenarios_deliver_every_byte);
-	MCC_CU_ADD(s, test_compiled_out_slice_has_no_permit_field);
-	return s;
-}
+MCC_CU_SUITE(t_init_hosts_nocc_tests, "hosts_nocc", NULL, NULL,
+             test_compiled_out_scenarios_deliver_every_byte,
+             test_compiled_out_slice_has_no_permit_field)
 
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = {t_init_hosts_nocc_tests};
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_hosts_nocc_tests)

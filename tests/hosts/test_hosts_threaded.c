@@ -28,19 +28,14 @@
 
 #define SLOTS 16
 #define MSG 4096u
+#define RNODE 1
 
 struct world {
 	int tent;
-	mcc_exec *ex;
-	mcc_fab_model *model;
-	struct mcc_fab_model_cfg mcfg;
-	struct mcc_host_env env;
+	struct mcc_host_pair p; /* node 0 sends to node 1 (RNODE) */
 	te_engine *te;
 	tent_engine *tn;
-	char *src, *dst;
-	size_t len;
-	uint32_t rnode;
-	mcc_actor *app, *fab;
+	mcc_actor *app;
 	uint64_t batch[SLOTS];
 	uint64_t expect[SLOTS];
 	int busy[SLOTS];
@@ -51,28 +46,12 @@ struct world {
 	char ini[64];
 };
 
-static int get_segment(void *arg, uint32_t seg, struct mcc_seg_desc *out)
-{
-	struct world *w = arg;
-	if (seg != w->rnode)
-		return -1;
-	memset(out, 0, sizeof(*out));
-	out->node = w->rnode;
-	out->ndev = w->mcfg.devs_per_node;
-	out->nports = 1;
-	out->base = (uint64_t)(uintptr_t)w->dst;
-	out->length = w->len;
-	for (uint32_t d = 0; d < out->ndev; d++)
-		out->rkey[d] = mcc_fab_model_lookup_rkey(w->model, w->rnode, d, w->dst);
-	return 0;
-}
-
 static void on_done(void *arg, uint64_t batch, uint64_t task)
 {
 	struct world *w = arg;
 	(void)batch;
 	(void)task;
-	mcc_exec_wake(w->app, mcc_exec_now(w->ex));
+	mcc_exec_wake(w->app, mcc_exec_now(w->p.ex));
 }
 
 /* 1 completed, 2 failed, 0 pending */
@@ -90,13 +69,13 @@ static int status_of(struct world *w, uint64_t b)
 
 static int submit(struct world *w, int i)
 {
-	char *src = w->src + (size_t)i * MSG;
+	char *src = w->p.src + (size_t)i * MSG;
 	w->seq++;
 	memcpy(src, &w->seq, sizeof(w->seq));
 	w->expect[i] = mcc_host_checksum(src, MSG);
 	if (!w->tent) {
 		w->batch[i] = te_allocate_batch(w->te, 1);
-		struct te_request rq = { TE_OPCODE_WRITE, src, (int32_t)w->rnode, (uint64_t)i * MSG, MSG };
+		struct te_request rq = { TE_OPCODE_WRITE, src, (int32_t)RNODE, (uint64_t)i * MSG, MSG };
 		return te_submit(w->te, w->batch[i], &rq, 1);
 	}
 	w->batch[i] = tent_allocate_batch(w->tn, 1);
@@ -104,7 +83,7 @@ static int submit(struct world *w, int i)
 	memset(&rq, 0, sizeof(rq));
 	rq.opcode = TENT_OPCODE_WRITE;
 	rq.source = src;
-	rq.target_id = w->rnode;
+	rq.target_id = RNODE;
 	rq.target_offset = (uint64_t)i * MSG;
 	rq.length = MSG;
 	return tent_submit(w->tn, w->batch[i], &rq, 1);
@@ -131,7 +110,7 @@ static uint64_t app_step(void *arg, uint64_t now)
 			w->free_busy++; /* a finished task must free at once */
 		if (st == 1) {
 			w->done++;
-			if (mcc_host_checksum(w->dst + (size_t)i * MSG, MSG) != w->expect[i])
+			if (mcc_host_checksum(w->p.dst + (size_t)i * MSG, MSG) != w->expect[i])
 				w->corrupt++;
 		} else {
 			w->failed++;
@@ -154,18 +133,6 @@ static uint64_t app_step(void *arg, uint64_t now)
 		atomic_fetch_add(&w->outstanding, 1);
 	}
 	return now + 20000; /* and woken by every task completion */
-}
-
-static uint64_t fab_step(void *arg, uint64_t now)
-{
-	struct world *w = arg;
-	return mcc_host_fab_step(w->model, w->ex, now);
-}
-
-static void fab_sched(void *arg, uint64_t at)
-{
-	struct world *w = arg;
-	mcc_exec_wake(w->fab, at);
 }
 
 static int idle(void *arg)
@@ -192,53 +159,33 @@ static void run_world(int tent, const char *mode, uint64_t transfers)
 		fprintf(f, "module_dir = %s\n", mdir);
 	fclose(f);
 
-	w->ex = mcc_exec_create(MCC_EXEC_THREADED, 1);
-	mcc_fab_model_cfg_defaults(&w->mcfg);
-	w->mcfg.nodes = 2;
-	w->mcfg.devs_per_node = 2;
-	w->model = mcc_fab_model_create(&w->mcfg);
-	w->rnode = 1;
-	w->len = (size_t)SLOTS * MSG;
-	w->src = calloc(1, w->len);
-	w->dst = calloc(1, w->len);
-	struct mcc_fab_handle h = mcc_fab_model_handle(w->model);
-	struct mcc_fab_mr mr[2];
-	for (uint32_t d = 0; d < 2; d++) {
-		mcc_fab_dev *dv = h.ops->open_device(h.fab, w->rnode, d);
-		h.ops->reg_mr(dv, w->dst, w->len, &mr[d]);
-		h.ops->close_device(dv);
-	}
-	w->env.ex = w->ex;
-	w->env.fab = h;
-	w->env.get_segment = get_segment;
-	w->env.seg_arg = w;
-	w->env.cc_ini_path = w->ini;
-	w->env.cc_ignore_env = 1;
-	w->fab = mcc_exec_add(w->ex, "fabric", fab_step, w, MCC_EXEC_PARK);
-	mcc_fab_model_set_sched(w->model, fab_sched, w);
+	CU_ASSERT_EQUAL_FATAL(
+	    mcc_host_pair_init(&w->p, MCC_EXEC_THREADED, 1, NULL, (size_t)SLOTS * MSG), 0);
+	w->p.env.cc_ini_path = w->ini;
+	w->p.env.cc_ignore_env = 1;
 	if (!tent) {
 		struct te_config c;
 		te_config_defaults(&c);
 		c.node = 0;
-		w->te = te_engine_create(&c, &w->env);
+		w->te = te_engine_create(&c, &w->p.env);
 		CU_ASSERT_PTR_NOT_NULL_FATAL(w->te);
 		te_set_task_notify(w->te, on_done, w);
-		te_register_memory(w->te, w->src, w->len);
+		te_register_memory(w->te, w->p.src, w->p.len);
 	} else {
 		struct tent_config c;
 		tent_config_defaults(&c);
 		c.node = 0;
-		w->tn = tent_engine_create(&c, &w->env);
+		w->tn = tent_engine_create(&c, &w->p.env);
 		CU_ASSERT_PTR_NOT_NULL_FATAL(w->tn);
 		tent_set_task_notify(w->tn, on_done, w);
-		tent_register_memory(w->tn, w->src, w->len);
+		tent_register_memory(w->tn, w->p.src, w->p.len);
 	}
 	w->target = transfers;
-	w->app = mcc_exec_add(w->ex, "app", app_step, w, 1000);
+	w->app = mcc_exec_add(w->p.ex, "app", app_step, w, 1000);
 	/* until every transfer was submitted and reaped (the bound only keeps a
 	 * broken host from hanging the test) */
-	mcc_exec_run(w->ex, 600000000000ull, idle, w);
-	app_step(w, mcc_exec_now(w->ex)); /* threads joined: reap the last ones */
+	mcc_exec_run(w->p.ex, 600000000000ull, idle, w);
+	app_step(w, mcc_exec_now(w->p.ex)); /* threads joined: reap the last ones */
 
 	printf("(%s %s: %llu transfers, %llu failed) ", tent ? "tent" : "te", mode,
 	       (unsigned long long)w->done, (unsigned long long)w->failed);
@@ -253,11 +200,8 @@ static void run_world(int tent, const char *mode, uint64_t transfers)
 		te_engine_destroy(w->te);
 	if (w->tn)
 		tent_engine_destroy(w->tn);
-	mcc_fab_model_destroy(w->model);
-	mcc_exec_destroy(w->ex);
+	mcc_host_pair_fini(&w->p);
 	unlink(w->ini);
-	free(w->src);
-	free(w->dst);
 	free(w);
 }
 
@@ -273,18 +217,8 @@ static void test_tent_threaded_batches_freed_at_completion_are_never_touched(voi
 	run_world(1, "off", 2000);
 }
 
-static CU_pSuite t_init_hosts_threaded_tests(void)
-{
-	CU_pSuite s = CU_add_suite("hosts_threaded", NULL, NULL);
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_te_threaded_batches_freed_at_completion_are_never_touched);
-	MCC_CU_ADD(s, test_tent_threaded_batches_freed_at_completion_are_never_touched);
-	return s;
-}
+MCC_CU_SUITE(t_init_hosts_threaded_tests, "hosts_threaded", NULL, NULL,
+             test_te_threaded_batches_freed_at_completion_are_never_touched,
+             test_tent_threaded_batches_freed_at_completion_are_never_touched)
 
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_hosts_threaded_tests };
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_hosts_threaded_tests)

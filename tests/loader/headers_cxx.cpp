@@ -47,17 +47,7 @@ static void test_cxx_sees_the_c_abi(void)
 	CU_ASSERT_EQUAL(MCC_CC_COMPILED_IN, 0);
 }
 
-static CU_pSuite t_init_cxx_tests(void)
-{
-	CU_pSuite s = CU_add_suite("cxx", nullptr, nullptr);
-	if (!s)
-		return nullptr;
-	MCC_CU_ADD(s, test_cxx_sees_the_c_abi);
-	return s;
-}
+MCC_CU_SUITE(t_init_cxx_tests, "cxx", nullptr, nullptr,
+             test_cxx_sees_the_c_abi)
 
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_cxx_tests };
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_cxx_tests)

@@ -721,41 +721,29 @@ static void test_null_arguments_are_rejected(void)
 	mcc_config_defaults(NULL); /* no crash */
 }
 
-static CU_pSuite t_init_config_tests(void)
-{
-	CU_pSuite s = CU_add_suite("config", suite_init, suite_clean);
+MCC_CU_SUITE(t_init_config_tests, "config", suite_init, suite_clean,
+             test_defaults_are_the_documented_values,
+             test_no_file_and_no_env_gives_defaults,
+             test_shipped_sample_ini_is_valid_and_equals_defaults,
+             test_every_key_is_applied,
+             test_accepted_spellings,
+             test_rejected_inputs_name_file_line_key,
+             test_very_long_line_is_rejected_not_split,
+             test_module_sections_are_bounded,
+             test_nul_byte_is_rejected_not_truncated,
+             test_missing_file_is_an_error,
+             test_directory_is_not_a_config_file,
+             test_unreadable_file_is_an_error,
+             test_fifo_is_refused_without_blocking,
+             test_world_writable_file_is_refused,
+             test_empty_file_gives_defaults,
+             test_rejected_environment_names_the_variable,
+             test_env_tent_plugin_with_enforce_is_rejected,
+             test_env_overrides_ini_and_ignore_env_does_not,
+             test_env_error_blames_the_env_over_the_ini,
+             test_env_config_names_the_ini_file,
+             test_ini_error_stops_before_the_environment,
+             test_module_path_follows_mode_and_override,
+             test_null_arguments_are_rejected)
 
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_defaults_are_the_documented_values);
-	MCC_CU_ADD(s, test_no_file_and_no_env_gives_defaults);
-	MCC_CU_ADD(s, test_shipped_sample_ini_is_valid_and_equals_defaults);
-	MCC_CU_ADD(s, test_every_key_is_applied);
-	MCC_CU_ADD(s, test_accepted_spellings);
-	MCC_CU_ADD(s, test_rejected_inputs_name_file_line_key);
-	MCC_CU_ADD(s, test_very_long_line_is_rejected_not_split);
-	MCC_CU_ADD(s, test_module_sections_are_bounded);
-	MCC_CU_ADD(s, test_nul_byte_is_rejected_not_truncated);
-	MCC_CU_ADD(s, test_missing_file_is_an_error);
-	MCC_CU_ADD(s, test_directory_is_not_a_config_file);
-	MCC_CU_ADD(s, test_unreadable_file_is_an_error);
-	MCC_CU_ADD(s, test_fifo_is_refused_without_blocking);
-	MCC_CU_ADD(s, test_world_writable_file_is_refused);
-	MCC_CU_ADD(s, test_empty_file_gives_defaults);
-	MCC_CU_ADD(s, test_rejected_environment_names_the_variable);
-	MCC_CU_ADD(s, test_env_tent_plugin_with_enforce_is_rejected);
-	MCC_CU_ADD(s, test_env_overrides_ini_and_ignore_env_does_not);
-	MCC_CU_ADD(s, test_env_error_blames_the_env_over_the_ini);
-	MCC_CU_ADD(s, test_env_config_names_the_ini_file);
-	MCC_CU_ADD(s, test_ini_error_stops_before_the_environment);
-	MCC_CU_ADD(s, test_module_path_follows_mode_and_override);
-	MCC_CU_ADD(s, test_null_arguments_are_rejected);
-	return s;
-}
-
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_config_tests };
-
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_config_tests)

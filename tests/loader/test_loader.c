@@ -963,44 +963,32 @@ static void test_acquire_argument_errors(void)
 	assert_nothing_loaded();
 }
 
-static CU_pSuite t_init_loader_tests(void)
-{
-	CU_pSuite s = CU_add_suite("loader", suite_init, suite_clean);
+MCC_CU_SUITE(t_init_loader_tests, "loader", suite_init, suite_clean,
+             test_null_module_loads_from_a_generated_ini,
+             test_mode_off_runs_the_builtin_without_any_file,
+             test_absolute_module_path_loads,
+             test_module_without_capabilities_loads,
+             test_broken_modules_leave_the_controller_off,
+             test_world_writable_module_file_is_refused,
+             test_world_writable_module_directory_is_refused,
+             test_symlink_into_a_world_writable_directory_is_refused,
+             test_missing_module_file_is_reported,
+             test_non_elf_and_truncated_files_are_refused,
+             test_directory_named_like_a_module_is_refused,
+             test_module_owned_by_another_user_is_refused,
+             test_file_declaring_another_name_is_refused,
+             test_module_mode_must_equal_configured_mode,
+             test_config_errors_leave_the_controller_off,
+             test_tent_plugin_beside_enforce_leaves_the_controller_off,
+             test_qos_is_allowed_beside_a_policy,
+             test_same_module_is_shared_and_reference_counted,
+             test_shared_module_with_another_mode_is_refused,
+             test_shared_module_with_another_config_is_refused,
+             test_shared_instance_keeps_the_first_host_table,
+             test_concurrent_acquires_share_one_instance,
+             test_module_receives_host_table_and_its_own_keys,
+             test_environment_module_dir_and_unknown_variables,
+             test_opts_module_dir_overrides_the_config,
+             test_acquire_argument_errors)
 
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_null_module_loads_from_a_generated_ini);
-	MCC_CU_ADD(s, test_mode_off_runs_the_builtin_without_any_file);
-	MCC_CU_ADD(s, test_absolute_module_path_loads);
-	MCC_CU_ADD(s, test_module_without_capabilities_loads);
-	MCC_CU_ADD(s, test_broken_modules_leave_the_controller_off);
-	MCC_CU_ADD(s, test_world_writable_module_file_is_refused);
-	MCC_CU_ADD(s, test_world_writable_module_directory_is_refused);
-	MCC_CU_ADD(s, test_symlink_into_a_world_writable_directory_is_refused);
-	MCC_CU_ADD(s, test_missing_module_file_is_reported);
-	MCC_CU_ADD(s, test_non_elf_and_truncated_files_are_refused);
-	MCC_CU_ADD(s, test_directory_named_like_a_module_is_refused);
-	MCC_CU_ADD(s, test_module_owned_by_another_user_is_refused);
-	MCC_CU_ADD(s, test_file_declaring_another_name_is_refused);
-	MCC_CU_ADD(s, test_module_mode_must_equal_configured_mode);
-	MCC_CU_ADD(s, test_config_errors_leave_the_controller_off);
-	MCC_CU_ADD(s, test_tent_plugin_beside_enforce_leaves_the_controller_off);
-	MCC_CU_ADD(s, test_qos_is_allowed_beside_a_policy);
-	MCC_CU_ADD(s, test_same_module_is_shared_and_reference_counted);
-	MCC_CU_ADD(s, test_shared_module_with_another_mode_is_refused);
-	MCC_CU_ADD(s, test_shared_module_with_another_config_is_refused);
-	MCC_CU_ADD(s, test_shared_instance_keeps_the_first_host_table);
-	MCC_CU_ADD(s, test_concurrent_acquires_share_one_instance);
-	MCC_CU_ADD(s, test_module_receives_host_table_and_its_own_keys);
-	MCC_CU_ADD(s, test_environment_module_dir_and_unknown_variables);
-	MCC_CU_ADD(s, test_opts_module_dir_overrides_the_config);
-	MCC_CU_ADD(s, test_acquire_argument_errors);
-	return s;
-}
-
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_loader_tests };
-
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_loader_tests)

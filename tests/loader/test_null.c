@@ -330,24 +330,12 @@ static void test_strerror_knows_the_abi_errors(void)
 	CU_ASSERT_STRING_EQUAL(mcc_strerror(-99999), "unknown error");
 }
 
-static CU_pSuite t_init_null_tests(void)
-{
-	CU_pSuite s = CU_add_suite("null", suite_init, suite_clean);
+MCC_CU_SUITE(t_init_null_tests, "null", suite_init, suite_clean,
+             test_descriptor_is_a_template,
+             test_builtin_null_honours_the_contract,
+             test_null_so_honours_the_contract,
+             test_fallback_instance_honours_the_contract,
+             test_names_cover_every_enum_value,
+             test_strerror_knows_the_abi_errors)
 
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_descriptor_is_a_template);
-	MCC_CU_ADD(s, test_builtin_null_honours_the_contract);
-	MCC_CU_ADD(s, test_null_so_honours_the_contract);
-	MCC_CU_ADD(s, test_fallback_instance_honours_the_contract);
-	MCC_CU_ADD(s, test_names_cover_every_enum_value);
-	MCC_CU_ADD(s, test_strerror_knows_the_abi_errors);
-	return s;
-}
-
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_null_tests };
-
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_null_tests)

@@ -90,6 +90,14 @@ struct th *th_new(const struct mcc_policy_v1 *ops, const struct mcc_config_v1 *c
 	return th_new_lanes(ops, cfg, 4);
 }
 
+struct th *th_new_recorder(uint32_t entries)
+{
+	struct mcc_config_v1 c;
+	th_cfg_defaults(&c);
+	c.recorder_entries = entries;
+	return th_new(&mcc_test_observe_v1, &c);
+}
+
 void th_free(struct th *h)
 {
 	if (!h)

@@ -48,6 +48,8 @@ void th_cfg_defaults(struct mcc_config_v1 *cfg);
 struct th *th_new(const struct mcc_policy_v1 *ops, const struct mcc_config_v1 *cfg);
 struct th *th_new_lanes(const struct mcc_policy_v1 *ops, const struct mcc_config_v1 *cfg,
                         uint32_t max_lanes);
+/* The observe module with a recorder of `entries` (defaults otherwise). */
+struct th *th_new_recorder(uint32_t entries);
 /* Settles the FIFO, closes routes, devices, the lane and the instance. */
 void th_free(struct th *h);
 

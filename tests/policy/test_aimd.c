@@ -768,51 +768,41 @@ static void test_incast_route_cut_within_one_epoch_then_converges(void)
 	th_free(h);
 }
 
-static CU_pSuite t_init_aimd_tests(void)
-{
-	CU_pSuite s = CU_add_suite("policy_aimd", NULL, NULL);
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_windows_start_at_max_on_healthy_path);
-	MCC_CU_ADD(s, test_edge_healthy_to_congested_after_high_pressure_epochs);
-	MCC_CU_ADD(s, test_edge_congested_to_healthy_after_low_pressure_epochs);
-	MCC_CU_ADD(s, test_at_most_one_multiplicative_cut_per_epoch);
-	MCC_CU_ADD(s, test_next_cut_waits_until_the_previous_one_took_effect);
-	MCC_CU_ADD(s, test_fast_recovery_halves_gap_then_additive_growth);
-	MCC_CU_ADD(s, test_window_clamped_to_min_and_max);
-	MCC_CU_ADD(s, test_idle_epochs_change_nothing);
-	MCC_CU_ADD(s, test_drain_time_from_completion_timestamps);
-	MCC_CU_ADD(s, test_backlog_growth_is_pressure);
-	MCC_CU_ADD(s, test_edge_healthy_to_suspect_on_route_timeout);
-	MCC_CU_ADD(s, test_edge_congested_to_suspect_on_route_timeout);
-	MCC_CU_ADD(s, test_edge_suspect_to_healthy_on_clean_success);
-	MCC_CU_ADD(s, test_edge_suspect_to_congested_on_success_after_congestion);
-	MCC_CU_ADD(s, test_suspect_stops_window_growth);
-	MCC_CU_ADD(s, test_edge_suspect_to_quarantined_at_threshold);
-	MCC_CU_ADD(s, test_edge_healthy_to_quarantined_on_fatal_event);
-	MCC_CU_ADD(s, test_edge_congested_to_quarantined_on_cq_fatal_event);
-	MCC_CU_ADD(s, test_edge_suspect_to_quarantined_on_device_fatal_event);
-	MCC_CU_ADD(s, test_edge_quarantined_to_probing_after_cooldown);
-	MCC_CU_ADD(s, test_probing_admits_only_new_generation);
-	MCC_CU_ADD(s, test_probing_admits_generation_rebuilt_before_quarantine);
-	MCC_CU_ADD(s, test_probing_admits_only_a_bounded_probe);
-	MCC_CU_ADD(s, test_edge_probing_to_congested_after_probe_successes);
-	MCC_CU_ADD(s, test_edge_probing_to_quarantined_on_probe_failure);
-	MCC_CU_ADD(s, test_flap_damping_doubles_cooldown_capped);
-	MCC_CU_ADD(s, test_hard_errors_decay_after_clean_epochs);
-	MCC_CU_ADD(s, test_congestion_never_fails_over);
-	MCC_CU_ADD(s, test_device_domain_runs_its_own_aimd);
-	MCC_CU_ADD(s, test_line_rate_delivery_with_deep_queue_is_not_congestion);
-	MCC_CU_ADD(s, test_same_backlog_behind_a_remote_bottleneck_is_congestion);
-	MCC_CU_ADD(s, test_underfilled_pipe_does_not_read_as_pressure);
-	MCC_CU_ADD(s, test_completion_gap_reads_as_linear_drain);
-	MCC_CU_ADD(s, test_receiver_pressure_on_one_route_spares_the_device);
-	MCC_CU_ADD(s, test_incast_route_cut_within_one_epoch_then_converges);
-	return s;
-}
+MCC_CU_SUITE(t_init_aimd_tests, "policy_aimd", NULL, NULL,
+             test_windows_start_at_max_on_healthy_path,
+             test_edge_healthy_to_congested_after_high_pressure_epochs,
+             test_edge_congested_to_healthy_after_low_pressure_epochs,
+             test_at_most_one_multiplicative_cut_per_epoch,
+             test_next_cut_waits_until_the_previous_one_took_effect,
+             test_fast_recovery_halves_gap_then_additive_growth,
+             test_window_clamped_to_min_and_max,
+             test_idle_epochs_change_nothing,
+             test_drain_time_from_completion_timestamps,
+             test_backlog_growth_is_pressure,
+             test_edge_healthy_to_suspect_on_route_timeout,
+             test_edge_congested_to_suspect_on_route_timeout,
+             test_edge_suspect_to_healthy_on_clean_success,
+             test_edge_suspect_to_congested_on_success_after_congestion,
+             test_suspect_stops_window_growth,
+             test_edge_suspect_to_quarantined_at_threshold,
+             test_edge_healthy_to_quarantined_on_fatal_event,
+             test_edge_congested_to_quarantined_on_cq_fatal_event,
+             test_edge_suspect_to_quarantined_on_device_fatal_event,
+             test_edge_quarantined_to_probing_after_cooldown,
+             test_probing_admits_only_new_generation,
+             test_probing_admits_generation_rebuilt_before_quarantine,
+             test_probing_admits_only_a_bounded_probe,
+             test_edge_probing_to_congested_after_probe_successes,
+             test_edge_probing_to_quarantined_on_probe_failure,
+             test_flap_damping_doubles_cooldown_capped,
+             test_hard_errors_decay_after_clean_epochs,
+             test_congestion_never_fails_over,
+             test_device_domain_runs_its_own_aimd,
+             test_line_rate_delivery_with_deep_queue_is_not_congestion,
+             test_same_backlog_behind_a_remote_bottleneck_is_congestion,
+             test_underfilled_pipe_does_not_read_as_pressure,
+             test_completion_gap_reads_as_linear_drain,
+             test_receiver_pressure_on_one_route_spares_the_device,
+             test_incast_route_cut_within_one_epoch_then_converges)
 
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_aimd_tests };
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_aimd_tests)

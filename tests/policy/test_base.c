@@ -19,18 +19,28 @@ static void full_epoch(struct th *h, mcc_route *r)
 	th_tick(h);
 }
 
+/* A long path: route 1 on device 0, every completion 5 ms from post to
+ * poll, after `epochs` full epochs. */
+static struct th *long_path(int epochs, mcc_device **d, mcc_route **r)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	h->lat_ns = 5000000;
+	*d = th_dev(h, 0);
+	*r = th_route(h, *d, 1, 1, 0, 1);
+	for (int e = 0; e < epochs; e++)
+		full_epoch(h, *r);
+	return h;
+}
+
 /* (a) A long path: every completion takes 5 ms from post to poll, 25 times
  * the 200 us target, and nothing queues (the latency never changes). Its
  * base is that latency: HEALTHY at the full window, never cut. Compared
  * with the absolute target it would be CONGESTED within two epochs. */
 static void test_constant_base_latency_is_not_congestion(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	h->lat_ns = 5000000;
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	for (int e = 0; e < 40; e++)
-		full_epoch(h, r);
+	mcc_device *d;
+	mcc_route *r;
+	struct th *h = long_path(40, &d, &r);
 	struct mcc_domain_stats rs = th_rs(h, r), ds = th_ds(h, d);
 	CU_ASSERT(rs.drain_us >= 4900); /* the drain time itself is long */
 	CU_ASSERT_EQUAL(rs.state, MCC_PATH_HEALTHY);
@@ -45,12 +55,9 @@ static void test_constant_base_latency_is_not_congestion(void)
  * the target): high-pressure epochs, CONGESTED, the window cut. */
 static void test_queueing_above_the_base_is_congestion(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	h->lat_ns = 5000000;
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	for (int e = 0; e < 20; e++)
-		full_epoch(h, r);
+	mcc_device *d;
+	mcc_route *r;
+	struct th *h = long_path(20, &d, &r);
 	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_HEALTHY);
 	CU_ASSERT_EQUAL(th_rwin(h, r), 16 * MiB);
 	h->lat_ns = 7000000;
@@ -164,21 +171,11 @@ static void test_probe_recovery_then_clean_tasks_read_normal(void)
 	th_free(h);
 }
 
-static CU_pSuite t_init_base_tests(void)
-{
-	CU_pSuite s = CU_add_suite("policy_base", NULL, NULL);
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_constant_base_latency_is_not_congestion);
-	MCC_CU_ADD(s, test_queueing_above_the_base_is_congestion);
-	MCC_CU_ADD(s, test_first_burst_bounded_then_doubles_to_max);
-	MCC_CU_ADD(s, test_route_starts_at_its_share_of_a_grown_device);
-	MCC_CU_ADD(s, test_probe_recovery_then_clean_tasks_read_normal);
-	return s;
-}
+MCC_CU_SUITE(t_init_base_tests, "policy_base", NULL, NULL,
+             test_constant_base_latency_is_not_congestion,
+             test_queueing_above_the_base_is_congestion,
+             test_first_burst_bounded_then_doubles_to_max,
+             test_route_starts_at_its_share_of_a_grown_device,
+             test_probe_recovery_then_clean_tasks_read_normal)
 
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_base_tests };
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_base_tests)

@@ -389,51 +389,41 @@ static void test_cls_reason_projection_table(void)
 		CU_ASSERT_EQUAL(mcc_reason_projection(r), MCC_TASK_UNKNOWN);
 }
 
-static CU_pSuite t_init_classify_tests(void)
-{
-	CU_pSuite s = CU_add_suite("policy_classify", NULL, NULL);
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_cls_wc_success);
-	MCC_CU_ADD(s, test_cls_wc_congestion_row_is_success_plus_pressure);
-	MCC_CU_ADD(s, test_cls_wc_rnr_retry_exc_receiver_pressure_qp);
-	MCC_CU_ADD(s, test_cls_wc_retry_exc_resp_timeout_route_timeout_qp);
-	MCC_CU_ADD(s, test_cls_wc_local_operation_errors);
-	MCC_CU_ADD(s, test_cls_wc_local_qp_errors);
-	MCC_CU_ADD(s, test_cls_wc_remote_metadata_errors);
-	MCC_CU_ADD(s, test_cls_wc_flush_is_derived);
-	MCC_CU_ADD(s, test_cls_wc_fatal_general_tm);
-	MCC_CU_ADD(s, test_cls_wc_unknown_fails_closed);
-	MCC_CU_ADD(s, test_cls_async_qp_errors_one_hard_error);
-	MCC_CU_ADD(s, test_cls_async_wq_srq_report_qp_scope);
-	MCC_CU_ADD(s, test_cls_async_cq_err_cq_quarantine);
-	MCC_CU_ADD(s, test_cls_async_path_mig_err_route_hard);
-	MCC_CU_ADD(s, test_cls_async_port_err_port_scope);
-	MCC_CU_ADD(s, test_cls_async_device_fatal_device_scope);
-	MCC_CU_ADD(s, test_cls_async_non_failure_events_are_hints);
-	MCC_CU_ADD(s, test_cls_async_unknown_no_change);
-	MCC_CU_ADD(s, test_cls_nonwc_defer_byte_window);
-	MCC_CU_ADD(s, test_cls_nonwc_avoid_path_quarantined_not_a_failure);
-	MCC_CU_ADD(s, test_cls_nonwc_generation_change_unknown);
-	MCC_CU_ADD(s, test_cls_nonwc_post_rejection_no_fabricated_wc);
-	MCC_CU_ADD(s, test_cls_nonwc_soft_deadline_progress_vs_stall);
-	MCC_CU_ADD(s, test_cls_nonwc_rpc_failures_no_window_change);
-	MCC_CU_ADD(s, test_cls_nonwc_stale_metadata_remote_metadata);
-	MCC_CU_ADD(s, test_cls_nonwc_cancel_reclaim_settle_unknown);
-	MCC_CU_ADD(s, test_cls_nonwc_no_usable_path_long_unavailable);
-	MCC_CU_ADD(s, test_cls_nonwc_cm_disconnected_unreachable_route);
-	MCC_CU_ADD(s, test_cls_nonwc_cm_device_removal_device_scope);
-	MCC_CU_ADD(s, test_cls_every_signal_kind_explicit);
-	MCC_CU_ADD(s, test_cls_every_installed_wc_status_classified_explicitly);
-	MCC_CU_ADD(s, test_cls_every_installed_event_type_classified_explicitly);
-	MCC_CU_ADD(s, test_cls_pure_and_deterministic);
-	MCC_CU_ADD(s, test_cls_never_hard_and_quarantine_for_local_remote_flush);
-	MCC_CU_ADD(s, test_cls_reason_projection_table);
-	return s;
-}
+MCC_CU_SUITE(t_init_classify_tests, "policy_classify", NULL, NULL,
+             test_cls_wc_success,
+             test_cls_wc_congestion_row_is_success_plus_pressure,
+             test_cls_wc_rnr_retry_exc_receiver_pressure_qp,
+             test_cls_wc_retry_exc_resp_timeout_route_timeout_qp,
+             test_cls_wc_local_operation_errors,
+             test_cls_wc_local_qp_errors,
+             test_cls_wc_remote_metadata_errors,
+             test_cls_wc_flush_is_derived,
+             test_cls_wc_fatal_general_tm,
+             test_cls_wc_unknown_fails_closed,
+             test_cls_async_qp_errors_one_hard_error,
+             test_cls_async_wq_srq_report_qp_scope,
+             test_cls_async_cq_err_cq_quarantine,
+             test_cls_async_path_mig_err_route_hard,
+             test_cls_async_port_err_port_scope,
+             test_cls_async_device_fatal_device_scope,
+             test_cls_async_non_failure_events_are_hints,
+             test_cls_async_unknown_no_change,
+             test_cls_nonwc_defer_byte_window,
+             test_cls_nonwc_avoid_path_quarantined_not_a_failure,
+             test_cls_nonwc_generation_change_unknown,
+             test_cls_nonwc_post_rejection_no_fabricated_wc,
+             test_cls_nonwc_soft_deadline_progress_vs_stall,
+             test_cls_nonwc_rpc_failures_no_window_change,
+             test_cls_nonwc_stale_metadata_remote_metadata,
+             test_cls_nonwc_cancel_reclaim_settle_unknown,
+             test_cls_nonwc_no_usable_path_long_unavailable,
+             test_cls_nonwc_cm_disconnected_unreachable_route,
+             test_cls_nonwc_cm_device_removal_device_scope,
+             test_cls_every_signal_kind_explicit,
+             test_cls_every_installed_wc_status_classified_explicitly,
+             test_cls_every_installed_event_type_classified_explicitly,
+             test_cls_pure_and_deterministic,
+             test_cls_never_hard_and_quarantine_for_local_remote_flush,
+             test_cls_reason_projection_table)
 
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_classify_tests };
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_classify_tests)

@@ -533,19 +533,9 @@ static void test_single_thread_seeded_run_is_deterministic(void)
 	CU_ASSERT_EQUAL(o1, o2);
 }
 
-static CU_pSuite t_init_concurrency_tests(void)
-{
-	CU_pSuite s = CU_add_suite("policy_concurrency", NULL, NULL);
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_concurrent_seeded_random_ops_enforce);
-	MCC_CU_ADD(s, test_concurrent_seeded_random_ops_observe);
-	MCC_CU_ADD(s, test_single_thread_seeded_run_is_deterministic);
-	return s;
-}
+MCC_CU_SUITE(t_init_concurrency_tests, "policy_concurrency", NULL, NULL,
+             test_concurrent_seeded_random_ops_enforce,
+             test_concurrent_seeded_random_ops_observe,
+             test_single_thread_seeded_run_is_deterministic)
 
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_concurrency_tests };
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_concurrency_tests)

@@ -318,10 +318,7 @@ static void test_config_evidence_tasks(void)
 
 static void test_config_recorder_entries(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
-	c.recorder_entries = 32;
-	struct th *h = th_new(&mcc_test_observe_v1, &c);
+	struct th *h = th_new_recorder(32);
 	mcc_device *d = th_dev(h, 0);
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
 	for (int i = 0; i < 100; i++)
@@ -417,35 +414,25 @@ static void test_init_output_and_argument_checks(void)
 	ops->fini(ctx);
 }
 
-static CU_pSuite t_init_config_tests(void)
-{
-	CU_pSuite s = CU_add_suite("policy_config", NULL, NULL);
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_config_hard_error_threshold_1_vs_3);
-	MCC_CU_ADD(s, test_config_cooldown_ms);
-	MCC_CU_ADD(s, test_config_probe_window_bytes);
-	MCC_CU_ADD(s, test_config_min_window_bytes);
-	MCC_CU_ADD(s, test_config_max_window_bytes);
-	MCC_CU_ADD(s, test_config_target_drain_us);
-	MCC_CU_ADD(s, test_config_high_pressure_epochs);
-	MCC_CU_ADD(s, test_config_low_pressure_epochs);
-	MCC_CU_ADD(s, test_config_md_percent);
-	MCC_CU_ADD(s, test_config_ai_bytes_and_fast_recovery_epochs);
-	MCC_CU_ADD(s, test_config_probe_successes);
-	MCC_CU_ADD(s, test_config_cooldown_max_ms);
-	MCC_CU_ADD(s, test_config_flap_window_ms);
-	MCC_CU_ADD(s, test_config_epoch_us);
-	MCC_CU_ADD(s, test_config_evidence_tasks);
-	MCC_CU_ADD(s, test_config_recorder_entries);
-	MCC_CU_ADD(s, test_config_truncated_struct_uses_defaults_beyond_size);
-	MCC_CU_ADD(s, test_config_module_key_credit_min_admits);
-	MCC_CU_ADD(s, test_init_output_and_argument_checks);
-	return s;
-}
+MCC_CU_SUITE(t_init_config_tests, "policy_config", NULL, NULL,
+             test_config_hard_error_threshold_1_vs_3,
+             test_config_cooldown_ms,
+             test_config_probe_window_bytes,
+             test_config_min_window_bytes,
+             test_config_max_window_bytes,
+             test_config_target_drain_us,
+             test_config_high_pressure_epochs,
+             test_config_low_pressure_epochs,
+             test_config_md_percent,
+             test_config_ai_bytes_and_fast_recovery_epochs,
+             test_config_probe_successes,
+             test_config_cooldown_max_ms,
+             test_config_flap_window_ms,
+             test_config_epoch_us,
+             test_config_evidence_tasks,
+             test_config_recorder_entries,
+             test_config_truncated_struct_uses_defaults_beyond_size,
+             test_config_module_key_credit_min_admits,
+             test_init_output_and_argument_checks)
 
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_config_tests };
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_config_tests)

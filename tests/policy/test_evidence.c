@@ -531,35 +531,25 @@ static void test_query_failed_task_never_reads_normal(void)
 	th_free(f.h);
 }
 
-static CU_pSuite t_init_evidence_tests(void)
-{
-	CU_pSuite s = CU_add_suite("policy_evidence", NULL, NULL);
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_query_no_evidence_is_unknown_unless_host_saw_success);
-	MCC_CU_ADD(s, test_query_unsupported_transport_is_unknown);
-	MCC_CU_ADD(s, test_query_detail_fills_observed_fields_only);
-	MCC_CU_ADD(s, test_query_most_severe_unresolved_state_wins);
-	MCC_CU_ADD(s, test_query_path_recovery_clears_blocking_evidence);
-	MCC_CU_ADD(s, test_query_new_successful_attempt_clears_old_evidence);
-	MCC_CU_ADD(s, test_query_success_of_older_attempt_keeps_newer_evidence);
-	MCC_CU_ADD(s, test_evidence_bounded_evicts_oldest_resolved_first);
-	MCC_CU_ADD(s, test_evidence_bounded_evicts_oldest_when_none_resolved);
-	MCC_CU_ADD(s, test_batch_free_drops_the_batch_evidence_only);
-	MCC_CU_ADD(s, test_query_respects_caller_struct_size);
-	MCC_CU_ADD(s, test_query_is_a_pure_read);
-	MCC_CU_ADD(s, test_suspect_or_probing_alone_does_not_change_task_state);
-	MCC_CU_ADD(s, test_evidence_defer_storm_is_recorded_once_per_epoch);
-	MCC_CU_ADD(s, test_evidence_raised_after_a_success_is_resolved_by_the_next);
-	MCC_CU_ADD(s, test_query_freed_or_unknown_task_reads_no_record);
-	MCC_CU_ADD(s, test_query_avoid_resolved_only_by_the_slice_new_attempt);
-	MCC_CU_ADD(s, test_query_error_completion_resolved_only_by_a_retry);
-	MCC_CU_ADD(s, test_query_failed_task_never_reads_normal);
-	return s;
-}
+MCC_CU_SUITE(t_init_evidence_tests, "policy_evidence", NULL, NULL,
+             test_query_no_evidence_is_unknown_unless_host_saw_success,
+             test_query_unsupported_transport_is_unknown,
+             test_query_detail_fills_observed_fields_only,
+             test_query_most_severe_unresolved_state_wins,
+             test_query_path_recovery_clears_blocking_evidence,
+             test_query_new_successful_attempt_clears_old_evidence,
+             test_query_success_of_older_attempt_keeps_newer_evidence,
+             test_evidence_bounded_evicts_oldest_resolved_first,
+             test_evidence_bounded_evicts_oldest_when_none_resolved,
+             test_batch_free_drops_the_batch_evidence_only,
+             test_query_respects_caller_struct_size,
+             test_query_is_a_pure_read,
+             test_suspect_or_probing_alone_does_not_change_task_state,
+             test_evidence_defer_storm_is_recorded_once_per_epoch,
+             test_evidence_raised_after_a_success_is_resolved_by_the_next,
+             test_query_freed_or_unknown_task_reads_no_record,
+             test_query_avoid_resolved_only_by_the_slice_new_attempt,
+             test_query_error_completion_resolved_only_by_a_retry,
+             test_query_failed_task_never_reads_normal)
 
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_evidence_tests };
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_evidence_tests)

@@ -128,19 +128,9 @@ static void test_aimd_hysteresis_halving_and_recovery(void)
 	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 2 * P.min_window);
 }
 
-static CU_pSuite t_init_law_tests(void)
-{
-	CU_pSuite s = CU_add_suite("law", NULL, NULL);
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_delay_cut_scales_with_overshoot);
-	MCC_CU_ADD(s, test_delay_growth_needs_base_use_and_headroom);
-	MCC_CU_ADD(s, test_aimd_hysteresis_halving_and_recovery);
-	return s;
-}
+MCC_CU_SUITE(t_init_law_tests, "law", NULL, NULL,
+             test_delay_cut_scales_with_overshoot,
+             test_delay_growth_needs_base_use_and_headroom,
+             test_aimd_hysteresis_halving_and_recovery)
 
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_law_tests };
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_law_tests)

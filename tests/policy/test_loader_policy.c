@@ -273,24 +273,22 @@ static void test_loader_exposes_the_module_subscriptions(void)
 	CU_ASSERT_EQUAL(mcc_instance_wants_async_events(NULL), 0);
 }
 
+MCC_CU_SUITE(t_init_loader_policy_suite, "policy_loader", suite_init, suite_clean,
+             test_loader_enforce_mode_loads_aimd_and_quarantines,
+             test_loader_module_delay_is_selectable_by_ini,
+             test_loader_observe_mode_loads_observe_and_records,
+             test_loader_controller_keys_reach_the_module,
+             test_loader_module_section_reaches_the_module,
+             test_loader_exposes_the_module_subscriptions)
+
 static CU_pSuite t_init_loader_policy_tests(void)
 {
-	CU_pSuite s = CU_add_suite("policy_loader", suite_init, suite_clean);
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_loader_enforce_mode_loads_aimd_and_quarantines);
-	MCC_CU_ADD(s, test_loader_module_delay_is_selectable_by_ini);
-	MCC_CU_ADD(s, test_loader_observe_mode_loads_observe_and_records);
-	MCC_CU_ADD(s, test_loader_controller_keys_reach_the_module);
-	MCC_CU_ADD(s, test_loader_module_section_reaches_the_module);
-	MCC_CU_ADD(s, test_loader_exposes_the_module_subscriptions);
+	CU_pSuite s = t_init_loader_policy_suite();
+
 	/* CUnit runs suite_init lazily; decide the skip at registration */
-	suite_init();
+	if (s)
+		suite_init();
 	return s;
 }
 
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_loader_policy_tests };
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_loader_policy_tests)

@@ -647,47 +647,37 @@ static void test_nonwc_cm_device_removal_isolates_local_device_not_peer(void)
 	th_free(f.h);
 }
 
-static CU_pSuite t_init_matrix_tests(void)
-{
-	CU_pSuite s = CU_add_suite("policy_matrix", NULL, NULL);
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_wc_success_records_bytes_and_resolves_task);
-	MCC_CU_ADD(s, test_wc_success_with_rising_drain_exposes_congested_shrinks_only_window);
-	MCC_CU_ADD(s, test_wc_rnr_pressures_only_the_receiving_route);
-	MCC_CU_ADD(s, test_wc_retry_exc_resp_timeout_suspect_then_threshold_quarantine);
-	MCC_CU_ADD(s, test_wc_local_operation_errors_touch_no_window_or_failure_count);
-	MCC_CU_ADD(s, test_wc_local_qp_errors_are_not_congestion_or_remote_failure);
-	MCC_CU_ADD(s, test_wc_remote_metadata_no_window_change_escalates_only_after_refresh);
-	MCC_CU_ADD(s, test_wc_flush_inherits_root_cause_and_counts_once);
-	MCC_CU_ADD(s, test_wc_fatal_counts_route_hard_error_and_keeps_vendor_err);
-	MCC_CU_ADD(s, test_wc_unknown_status_fails_closed_at_route_scope);
-	MCC_CU_ADD(s, test_async_qp_errors_count_one_route_hard_error_each);
-	MCC_CU_ADD(s, test_async_wq_fatal_srq_err_report_at_qp_scope);
-	MCC_CU_ADD(s, test_async_cq_err_isolates_routes_on_that_cq_only);
-	MCC_CU_ADD(s, test_async_path_mig_err_route_hard_error_suspect_below_threshold);
-	MCC_CU_ADD(s, test_async_port_err_isolates_routes_through_that_port);
-	MCC_CU_ADD(s, test_async_device_fatal_isolates_local_device_not_peer);
-	MCC_CU_ADD(s, test_async_non_failure_events_require_new_generation_probe);
-	MCC_CU_ADD(s, test_async_unknown_event_changes_nothing);
-	MCC_CU_ADD(s, test_nonwc_defer_keeps_slice_queued_records_byte_window);
-	MCC_CU_ADD(s, test_nonwc_avoid_on_quarantined_path_is_not_a_new_failure);
-	MCC_CU_ADD(s, test_nonwc_generation_change_after_acquire_rolls_back_unknown);
-	MCC_CU_ADD(s, test_nonwc_sync_post_rejection_releases_without_fabricated_wc);
-	MCC_CU_ADD(s, test_nonwc_soft_deadline_with_poller_progress_is_route_timeout);
-	MCC_CU_ADD(s, test_nonwc_soft_deadline_with_poller_stall_is_diagnostic_only);
-	MCC_CU_ADD(s, test_nonwc_segment_desc_rpc_failure_keeps_window);
-	MCC_CU_ADD(s, test_nonwc_mutating_rpc_failure_no_replay_no_change);
-	MCC_CU_ADD(s, test_nonwc_stale_metadata_escalates_only_if_refreshed_generation_times_out);
-	MCC_CU_ADD(s, test_nonwc_cancel_teardown_reclaim_settle_once_then_flush_is_derived);
-	MCC_CU_ADD(s, test_nonwc_all_rails_unavailable_long_unavailable_no_usable_path);
-	MCC_CU_ADD(s, test_nonwc_cm_disconnected_unreachable_are_route_scoped);
-	MCC_CU_ADD(s, test_nonwc_cm_device_removal_isolates_local_device_not_peer);
-	return s;
-}
+MCC_CU_SUITE(t_init_matrix_tests, "policy_matrix", NULL, NULL,
+             test_wc_success_records_bytes_and_resolves_task,
+             test_wc_success_with_rising_drain_exposes_congested_shrinks_only_window,
+             test_wc_rnr_pressures_only_the_receiving_route,
+             test_wc_retry_exc_resp_timeout_suspect_then_threshold_quarantine,
+             test_wc_local_operation_errors_touch_no_window_or_failure_count,
+             test_wc_local_qp_errors_are_not_congestion_or_remote_failure,
+             test_wc_remote_metadata_no_window_change_escalates_only_after_refresh,
+             test_wc_flush_inherits_root_cause_and_counts_once,
+             test_wc_fatal_counts_route_hard_error_and_keeps_vendor_err,
+             test_wc_unknown_status_fails_closed_at_route_scope,
+             test_async_qp_errors_count_one_route_hard_error_each,
+             test_async_wq_fatal_srq_err_report_at_qp_scope,
+             test_async_cq_err_isolates_routes_on_that_cq_only,
+             test_async_path_mig_err_route_hard_error_suspect_below_threshold,
+             test_async_port_err_isolates_routes_through_that_port,
+             test_async_device_fatal_isolates_local_device_not_peer,
+             test_async_non_failure_events_require_new_generation_probe,
+             test_async_unknown_event_changes_nothing,
+             test_nonwc_defer_keeps_slice_queued_records_byte_window,
+             test_nonwc_avoid_on_quarantined_path_is_not_a_new_failure,
+             test_nonwc_generation_change_after_acquire_rolls_back_unknown,
+             test_nonwc_sync_post_rejection_releases_without_fabricated_wc,
+             test_nonwc_soft_deadline_with_poller_progress_is_route_timeout,
+             test_nonwc_soft_deadline_with_poller_stall_is_diagnostic_only,
+             test_nonwc_segment_desc_rpc_failure_keeps_window,
+             test_nonwc_mutating_rpc_failure_no_replay_no_change,
+             test_nonwc_stale_metadata_escalates_only_if_refreshed_generation_times_out,
+             test_nonwc_cancel_teardown_reclaim_settle_once_then_flush_is_derived,
+             test_nonwc_all_rails_unavailable_long_unavailable_no_usable_path,
+             test_nonwc_cm_disconnected_unreachable_are_route_scoped,
+             test_nonwc_cm_device_removal_isolates_local_device_not_peer)
 
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_matrix_tests };
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_matrix_tests)

@@ -205,10 +205,7 @@ static void test_observe_dump_writes_one_json_object_per_line(void)
 
 static void test_observe_recorder_is_bounded_and_keeps_the_newest(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
-	c.recorder_entries = 16;
-	struct th *h = th_new(&mcc_test_observe_v1, &c);
+	struct th *h = th_new_recorder(16);
 	mcc_device *d = th_dev(h, 0);
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
 	for (int i = 0; i < 100; i++) {
@@ -261,10 +258,7 @@ static void *produce(void *arg)
 
 static void test_observe_recorder_multi_producer(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
-	c.recorder_entries = 256;
-	struct th *h = th_new(&mcc_test_observe_v1, &c);
+	struct th *h = th_new_recorder(256);
 	mcc_device *d = th_dev(h, 0);
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
 	pthread_t t[3];
@@ -289,23 +283,13 @@ static void test_observe_recorder_multi_producer(void)
 	th_free(h);
 }
 
-static CU_pSuite t_init_observe_tests(void)
-{
-	CU_pSuite s = CU_add_suite("policy_observe", NULL, NULL);
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_descriptors_declare_mode_name_and_caps);
-	MCC_CU_ADD(s, test_observe_never_defers_or_avoids_and_counts_would);
-	MCC_CU_ADD(s, test_observe_computes_the_same_state_machine);
-	MCC_CU_ADD(s, test_observe_dump_writes_one_json_object_per_line);
-	MCC_CU_ADD(s, test_observe_recorder_is_bounded_and_keeps_the_newest);
-	MCC_CU_ADD(s, test_aimd_has_no_recorder);
-	MCC_CU_ADD(s, test_observe_recorder_multi_producer);
-	return s;
-}
+MCC_CU_SUITE(t_init_observe_tests, "policy_observe", NULL, NULL,
+             test_descriptors_declare_mode_name_and_caps,
+             test_observe_never_defers_or_avoids_and_counts_would,
+             test_observe_computes_the_same_state_machine,
+             test_observe_dump_writes_one_json_object_per_line,
+             test_observe_recorder_is_bounded_and_keeps_the_newest,
+             test_aimd_has_no_recorder,
+             test_observe_recorder_multi_producer)
 
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_observe_tests };
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_observe_tests)

@@ -123,6 +123,65 @@ static void test_permit_completion_beyond_live_is_counted_and_harmless(void)
 	th_free(h);
 }
 
+/* What a refused permit holds: struct_size and reason, nothing else. */
+static void check_refused(const struct mcc_permit *p, uint32_t reason)
+{
+	struct mcc_permit want = MCC_PERMIT_INIT;
+	want.reason = (uint16_t)reason;
+	CU_ASSERT_EQUAL(p->reason, reason);
+	CU_ASSERT_PTR_NULL(p->route);
+	CU_ASSERT_PTR_NULL(p->device);
+	CU_ASSERT_EQUAL(memcmp(p, &want, sizeof(want)), 0);
+}
+
+/* Settling a refused permit: ignored, counted in no domain. */
+static void check_refused_settle_ignored(struct th *h, mcc_device *d, mcc_route *r,
+                                         struct mcc_permit *p)
+{
+	struct mcc_domain_stats rs = th_rs(h, r), ds = th_ds(h, d);
+	CU_ASSERT_EQUAL(th_rel(h, p, 4096, MCC_REL_NOT_POSTED), -EALREADY);
+	th_wc_gen(h, p, IBV_WC_SUCCESS, 1, 4096);
+	th_wc(h, p, IBV_WC_RETRY_EXC_ERR, 0);
+	CU_ASSERT_EQUAL(th_rs(h, r).double_release, rs.double_release);
+	CU_ASSERT_EQUAL(th_ds(h, d).double_release, ds.double_release);
+	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, rs.inflight_bytes);
+	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, ds.inflight_bytes);
+	CU_ASSERT_EQUAL(th_rs(h, r).completions, rs.completions);
+	CU_ASSERT_EQUAL(th_rs(h, r).errors, rs.errors);
+}
+
+/* A refusal leaves a permit dead, naming no domain, holding only its
+ * reason, whatever it held before (here a settled admission's route,
+ * device, generation and task) and whichever path refused: the credit fast
+ * path declining into the general path (DEFER, window full), the general
+ * path alone (AVOID, route quarantined). */
+static void test_permit_refused_holds_only_reason(void)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev(h, 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	th_warm(h, d, r);
+	struct mcc_permit p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(h, r, 4096, 1, 7, 9, 2, &p), MCC_ADMIT);
+	th_wc(h, &p, IBV_WC_SUCCESS, 0);
+	CU_ASSERT_PTR_EQUAL(p.route, r); /* dead, still naming its domains */
+	CU_ASSERT(th_push(h, r, 1000, 64 * KiB, 1) > 0); /* the window is full */
+	CU_ASSERT_EQUAL(th_acq(h, r, 64 * KiB, 1, 7, 9, 3, &p), MCC_DEFER);
+	check_refused(&p, MCC_REASON_BYTE_WINDOW);
+	check_refused_settle_ignored(h, d, r, &p);
+	th_drain(h);
+
+	CU_ASSERT_EQUAL(th_acq(h, r, 4096, 1, 7, 9, 4, &p), MCC_ADMIT);
+	th_wc(h, &p, IBV_WC_SUCCESS, 0);
+	th_quarantine_route(h, r, 1);
+	CU_ASSERT_EQUAL(th_acq(h, r, 4096, 1, 7, 9, 5, &p), MCC_AVOID);
+	check_refused(&p, MCC_REASON_PATH_QUARANTINED);
+	check_refused_settle_ignored(h, d, r, &p);
+	/* reusable like any dead permit */
+	CU_ASSERT_EQUAL(th_acq(h, r, 4096, 1, 7, 9, 6, &p), MCC_AVOID);
+	th_free(h);
+}
+
 static void test_permit_partial_release_returns_only_given_bytes(void)
 {
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
@@ -749,40 +808,31 @@ static void test_mixed_congested_device_under_credit_route_exact(void)
 	th_free(h);
 }
 
-static CU_pSuite t_init_permit_tests(void)
-{
-	CU_pSuite s = CU_add_suite("policy_permit", NULL, NULL);
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_permit_reserves_full_slice_in_device_and_route);
-	MCC_CU_ADD(s, test_permit_failed_route_reservation_rolls_back_device);
-	MCC_CU_ADD(s, test_permit_release_beyond_live_is_ealready_and_counted);
-	MCC_CU_ADD(s, test_permit_completion_beyond_live_is_counted_and_harmless);
-	MCC_CU_ADD(s, test_permit_partial_release_returns_only_given_bytes);
-	MCC_CU_ADD(s, test_permit_reclaimed_release_settles_posted_bytes);
-	MCC_CU_ADD(s, test_permit_inflight_never_negative_and_never_leaks);
-	MCC_CU_ADD(s, test_bound_empty_domain_admits_one_oversized_slice);
-	MCC_CU_ADD(s, test_bound_oversized_slice_blocks_until_drained);
-	MCC_CU_ADD(s, test_bound_oversized_slice_admitted_while_probing);
-	MCC_CU_ADD(s, test_bound_is_max_of_window_and_one_slice);
-	MCC_CU_ADD(s, test_permit_invalid_arguments);
-	MCC_CU_ADD(s, test_permit_reusable_after_settlement);
-	MCC_CU_ADD(s, test_credit_mode_invariant_and_lane_close_flush);
-	MCC_CU_ADD(s, test_credit_stale_in_idle_lane_does_not_block_exact_admission);
-	MCC_CU_ADD(s, test_credit_flushed_on_state_change_epoch);
-	MCC_CU_ADD(s, test_credit_chunk_follows_lanes_open_not_declared_max);
-	MCC_CU_ADD(s, test_route_rebind_keeps_state_and_settles_on_admitting_device);
-	MCC_CU_ADD(s, test_route_open_same_id_returns_same_handle);
-	MCC_CU_ADD(s, test_lane_open_rejects_duplicate_and_out_of_range);
-	MCC_CU_ADD(s, test_permit_settled_on_another_lane);
-	MCC_CU_ADD(s, test_feedback_counts_exact_across_lane_caches);
-	MCC_CU_ADD(s, test_mixed_congested_route_on_credit_device_exact);
-	MCC_CU_ADD(s, test_mixed_congested_device_under_credit_route_exact);
-	return s;
-}
+MCC_CU_SUITE(t_init_permit_tests, "policy_permit", NULL, NULL,
+             test_permit_reserves_full_slice_in_device_and_route,
+             test_permit_failed_route_reservation_rolls_back_device,
+             test_permit_release_beyond_live_is_ealready_and_counted,
+             test_permit_completion_beyond_live_is_counted_and_harmless,
+             test_permit_refused_holds_only_reason,
+             test_permit_partial_release_returns_only_given_bytes,
+             test_permit_reclaimed_release_settles_posted_bytes,
+             test_permit_inflight_never_negative_and_never_leaks,
+             test_bound_empty_domain_admits_one_oversized_slice,
+             test_bound_oversized_slice_blocks_until_drained,
+             test_bound_oversized_slice_admitted_while_probing,
+             test_bound_is_max_of_window_and_one_slice,
+             test_permit_invalid_arguments,
+             test_permit_reusable_after_settlement,
+             test_credit_mode_invariant_and_lane_close_flush,
+             test_credit_stale_in_idle_lane_does_not_block_exact_admission,
+             test_credit_flushed_on_state_change_epoch,
+             test_credit_chunk_follows_lanes_open_not_declared_max,
+             test_route_rebind_keeps_state_and_settles_on_admitting_device,
+             test_route_open_same_id_returns_same_handle,
+             test_lane_open_rejects_duplicate_and_out_of_range,
+             test_permit_settled_on_another_lane,
+             test_feedback_counts_exact_across_lane_caches,
+             test_mixed_congested_route_on_credit_device_exact,
+             test_mixed_congested_device_under_credit_route_exact)
 
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_permit_tests };
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_permit_tests)

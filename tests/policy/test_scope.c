@@ -233,26 +233,16 @@ static void test_try_acquire_raises_route_generation(void)
 	th_free(f.h);
 }
 
-static CU_pSuite t_init_scope_tests(void)
-{
-	CU_pSuite s = CU_add_suite("policy_scope", NULL, NULL);
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_scope_route_evidence_stays_on_that_route);
-	MCC_CU_ADD(s, test_scope_port_evidence_only_on_routes_of_that_port);
-	MCC_CU_ADD(s, test_scope_cq_evidence_only_on_routes_with_that_cq);
-	MCC_CU_ADD(s, test_scope_device_evidence_stays_local_never_remote);
-	MCC_CU_ADD(s, test_scope_vendor_err_never_widens);
-	MCC_CU_ADD(s, test_generation_stale_completion_settles_accounting_only);
-	MCC_CU_ADD(s, test_generation_stale_feedback_cannot_overwrite_newer_task_evidence);
-	MCC_CU_ADD(s, test_generation_stale_async_event_and_signal_ignored);
-	MCC_CU_ADD(s, test_poller_stall_suppresses_deadline_only_for_that_device);
-	MCC_CU_ADD(s, test_try_acquire_raises_route_generation);
-	return s;
-}
+MCC_CU_SUITE(t_init_scope_tests, "policy_scope", NULL, NULL,
+             test_scope_route_evidence_stays_on_that_route,
+             test_scope_port_evidence_only_on_routes_of_that_port,
+             test_scope_cq_evidence_only_on_routes_with_that_cq,
+             test_scope_device_evidence_stays_local_never_remote,
+             test_scope_vendor_err_never_widens,
+             test_generation_stale_completion_settles_accounting_only,
+             test_generation_stale_feedback_cannot_overwrite_newer_task_evidence,
+             test_generation_stale_async_event_and_signal_ignored,
+             test_poller_stall_suppresses_deadline_only_for_that_device,
+             test_try_acquire_raises_route_generation)
 
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_scope_tests };
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_scope_tests)

@@ -640,29 +640,19 @@ static void test_open_bad_opts(void)
 	mcc_engine_close(e);
 }
 
-static CU_pSuite t_init_sdk_tests(void)
-{
-	CU_pSuite s = CU_add_suite("sdk", suite_init, suite_clean);
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_lanes_growth);
-	MCC_CU_ADD(s, test_lanes_exhausted);
-	MCC_CU_ADD(s, test_lane_after_close);
-	MCC_CU_ADD(s, test_tick_once_per_epoch);
-	MCC_CU_ADD(s, test_tick_thread);
-	MCC_CU_ADD(s, test_route_generations);
-	MCC_CU_ADD(s, test_async_torn_down);
-	MCC_CU_ADD(s, test_defer_parking);
-	MCC_CU_ADD(s, test_room_no_syscall);
-	MCC_CU_ADD(s, test_clock_backwards);
-	MCC_CU_ADD(s, test_batch_freed_twice);
-	MCC_CU_ADD(s, test_setup_failed);
-	MCC_CU_ADD(s, test_open_bad_opts);
-	return s;
-}
+MCC_CU_SUITE(t_init_sdk_tests, "sdk", suite_init, suite_clean,
+             test_lanes_growth,
+             test_lanes_exhausted,
+             test_lane_after_close,
+             test_tick_once_per_epoch,
+             test_tick_thread,
+             test_route_generations,
+             test_async_torn_down,
+             test_defer_parking,
+             test_room_no_syscall,
+             test_clock_backwards,
+             test_batch_freed_twice,
+             test_setup_failed,
+             test_open_bad_opts)
 
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = {t_init_sdk_tests};
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_sdk_tests)

@@ -731,40 +731,28 @@ static int bi_suite_clean(void)
 	return 0;
 }
 
-static CU_pSuite t_init_bad_input_tests(void)
-{
-	CU_pSuite s = CU_add_suite("bad_input", bi_suite_init, bi_suite_clean);
+MCC_CU_SUITE(t_init_bad_input_tests, "bad_input", bi_suite_init, bi_suite_clean,
+             test_truncated_elf_module_is_refused,
+             test_descriptor_struct_size_zero_is_refused,
+             test_descriptor_struct_size_huge_is_never_trusted,
+             test_module_without_init_is_refused,
+             test_module_with_init_only_runs_on_null_fill,
+             test_module_with_partial_callbacks_null_fill_never_derefs_handles,
+             test_symlink_to_module_in_world_writable_dir_is_refused,
+             test_symlink_in_world_writable_dir_loads_only_a_checked_target,
+             test_ini_10mb_line_is_refused,
+             test_ini_overlong_line_cannot_smuggle_a_key,
+             test_ini_embedded_nul_is_refused,
+             test_ini_duplicate_key_is_refused,
+             test_ini_number_with_trailing_garbage_is_refused,
+             test_ini_number_beyond_64_bits_is_refused,
+             test_ini_empty_value_is_refused,
+             test_ini_missing_file_is_refused,
+             test_ini_path_that_is_a_directory_is_refused,
+             test_ini_path_that_is_a_fifo_does_not_block,
+             test_ini_path_dev_zero_does_not_spin,
+             test_ini_binary_garbage_is_refused,
+             test_env_number_with_garbage_is_refused,
+             test_env_config_path_that_is_a_directory_is_refused)
 
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_truncated_elf_module_is_refused);
-	MCC_CU_ADD(s, test_descriptor_struct_size_zero_is_refused);
-	MCC_CU_ADD(s, test_descriptor_struct_size_huge_is_never_trusted);
-	MCC_CU_ADD(s, test_module_without_init_is_refused);
-	MCC_CU_ADD(s, test_module_with_init_only_runs_on_null_fill);
-	MCC_CU_ADD(s, test_module_with_partial_callbacks_null_fill_never_derefs_handles);
-	MCC_CU_ADD(s, test_symlink_to_module_in_world_writable_dir_is_refused);
-	MCC_CU_ADD(s, test_symlink_in_world_writable_dir_loads_only_a_checked_target);
-	MCC_CU_ADD(s, test_ini_10mb_line_is_refused);
-	MCC_CU_ADD(s, test_ini_overlong_line_cannot_smuggle_a_key);
-	MCC_CU_ADD(s, test_ini_embedded_nul_is_refused);
-	MCC_CU_ADD(s, test_ini_duplicate_key_is_refused);
-	MCC_CU_ADD(s, test_ini_number_with_trailing_garbage_is_refused);
-	MCC_CU_ADD(s, test_ini_number_beyond_64_bits_is_refused);
-	MCC_CU_ADD(s, test_ini_empty_value_is_refused);
-	MCC_CU_ADD(s, test_ini_missing_file_is_refused);
-	MCC_CU_ADD(s, test_ini_path_that_is_a_directory_is_refused);
-	MCC_CU_ADD(s, test_ini_path_that_is_a_fifo_does_not_block);
-	MCC_CU_ADD(s, test_ini_path_dev_zero_does_not_spin);
-	MCC_CU_ADD(s, test_ini_binary_garbage_is_refused);
-	MCC_CU_ADD(s, test_env_number_with_garbage_is_refused);
-	MCC_CU_ADD(s, test_env_config_path_that_is_a_directory_is_refused);
-	return s;
-}
-
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_bad_input_tests };
-
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_bad_input_tests)

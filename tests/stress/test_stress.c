@@ -863,20 +863,8 @@ static void test_stress_observe_concurrent_lanes_settle_every_byte(void)
 	st_run("observe", MCC_MODE_OBSERVE);
 }
 
-static CU_pSuite t_init_stress_tests(void)
-{
-	CU_pSuite s = CU_add_suite("stress", NULL, NULL);
+MCC_CU_SUITE(t_init_stress_tests, "stress", NULL, NULL,
+             test_stress_enforce_concurrent_lanes_settle_every_byte,
+             test_stress_observe_concurrent_lanes_settle_every_byte)
 
-	if (!s)
-		return NULL;
-	MCC_CU_ADD(s, test_stress_enforce_concurrent_lanes_settle_every_byte);
-	MCC_CU_ADD(s, test_stress_observe_concurrent_lanes_settle_every_byte);
-	return s;
-}
-
-int main(int argc, char **argv)
-{
-	static const mcc_cu_suite_fn s[] = { t_init_stress_tests };
-
-	return mcc_cu_main(argc, argv, s, 1);
-}
+MCC_CU_MAIN(t_init_stress_tests)

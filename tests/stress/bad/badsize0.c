@@ -4,13 +4,4 @@
  * valid. */
 #include "minimal.h"
 
-MCC_POLICY_V1_DEFINE = {
-	.abi_version = MCC_POLICY_ABI_V1,
-	.struct_size = 0,
-	.name = "badsize0",
-	.description = "struct_size 0",
-	.mode = MCC_MODE_ENFORCE,
-	.caps = MCC_CAP_THREAD_SAFE,
-	.init = minimal_init,
-	.fini = minimal_fini,
-};
+MINIMAL_MODULE(0, "badsize0", "struct_size 0");

@@ -5,13 +5,4 @@
  * "a later minor's tail is ignored") or refuse. Otherwise valid. */
 #include "minimal.h"
 
-MCC_POLICY_V1_DEFINE = {
-	.abi_version = MCC_POLICY_ABI_V1,
-	.struct_size = 0xffffffffu,
-	.name = "badsizehuge",
-	.description = "struct_size 0xffffffff",
-	.mode = MCC_MODE_ENFORCE,
-	.caps = MCC_CAP_THREAD_SAFE,
-	.init = minimal_init,
-	.fini = minimal_fini,
-};
+MINIMAL_MODULE(0xffffffffu, "badsizehuge", "struct_size 0xffffffff");

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "mcc_policy_v1.h"
+#include "../../test_module.h"
 
 struct partial_ctx {
 	int lanes, devices, routes; /* open counts, checked at fini */
@@ -36,36 +36,43 @@ static void partial_fini(void *ctx)
 	free(c);
 }
 
+/* A handle: a 1-byte allocation counted in *open_count (NULL: out of memory). */
+static void *handle_open(int *open_count)
+{
+	void *h = malloc(1);
+	if (h)
+		(*open_count)++;
+	return h;
+}
+
+static void handle_close(int *open_count, void *h)
+{
+	free(h);
+	(*open_count)--;
+}
+
 static int partial_lane_open(void *ctx, const struct mcc_lane_desc *desc, mcc_lane **lane)
 {
 	(void)desc;
-	*lane = malloc(1);
-	if (!*lane)
-		return -ENOMEM;
-	((struct partial_ctx *)ctx)->lanes++;
-	return 0;
+	*lane = handle_open(&((struct partial_ctx *)ctx)->lanes);
+	return *lane ? 0 : -ENOMEM;
 }
 
 static void partial_lane_close(void *ctx, mcc_lane *lane)
 {
-	free(lane);
-	((struct partial_ctx *)ctx)->lanes--;
+	handle_close(&((struct partial_ctx *)ctx)->lanes, lane);
 }
 
 static int partial_device_open(void *ctx, const struct mcc_device_desc *desc, mcc_device **dev)
 {
 	(void)desc;
-	*dev = malloc(1);
-	if (!*dev)
-		return -ENOMEM;
-	((struct partial_ctx *)ctx)->devices++;
-	return 0;
+	*dev = handle_open(&((struct partial_ctx *)ctx)->devices);
+	return *dev ? 0 : -ENOMEM;
 }
 
 static void partial_device_close(void *ctx, mcc_device *dev)
 {
-	free(dev);
-	((struct partial_ctx *)ctx)->devices--;
+	handle_close(&((struct partial_ctx *)ctx)->devices, dev);
 }
 
 static int partial_route_open(void *ctx, mcc_device *dev, const struct mcc_route_desc *desc,
@@ -73,26 +80,18 @@ static int partial_route_open(void *ctx, mcc_device *dev, const struct mcc_route
 {
 	(void)dev;
 	(void)desc;
-	*route = malloc(1);
-	if (!*route)
-		return -ENOMEM;
-	((struct partial_ctx *)ctx)->routes++;
-	return 0;
+	*route = handle_open(&((struct partial_ctx *)ctx)->routes);
+	return *route ? 0 : -ENOMEM;
 }
 
 static void partial_route_close(void *ctx, mcc_route *route)
 {
-	free(route);
-	((struct partial_ctx *)ctx)->routes--;
+	handle_close(&((struct partial_ctx *)ctx)->routes, route);
 }
 
 MCC_POLICY_V1_DEFINE = {
-	.abi_version = MCC_POLICY_ABI_V1,
-	.struct_size = sizeof(struct mcc_policy_v1),
-	.name = "partialcb",
-	.description = "lifecycle only; data path from the null module",
-	.mode = MCC_MODE_ENFORCE,
-	.caps = MCC_CAP_THREAD_SAFE,
+	MCC_TEST_MODULE_HEAD(sizeof(struct mcc_policy_v1), "partialcb",
+	                     "lifecycle only; data path from the null module", MCC_CAP_THREAD_SAFE),
 	.init = partial_init,
 	.fini = partial_fini,
 	.lane_open = partial_lane_open,
