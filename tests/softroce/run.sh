@@ -118,8 +118,12 @@ while read -r name topo tmo script args; do
 		echo "FAIL: $name (not run: the ${BUDGET} s budget of SOFTROCE_BUDGET is spent)" | tee -a "$RESULTS"
 		nfail=$((nfail + 1)); continue
 	fi
-	retries=1
-	[ $((elapsed + 2 * tmo)) -le "$BUDGET" ] || retries=0
+	# up to two retries after an infrastructure failure (an rxe TX stall hit
+	# 3 of 10 first attempts on this 2-core machine), as the budget allows
+	retries=2
+	while [ "$retries" -gt 0 ] && [ $((elapsed + (retries + 1) * tmo)) -gt "$BUDGET" ]; do
+		retries=$((retries - 1))
+	done
 	t0=$(now_ms)
 	# shellcheck disable=SC2086  # ARGS are words from tests.list
 	"$HERE/vm.sh" -n "$name" -T "$topo" -t "$tmo" -R "$retries" "$script" $args \
