@@ -239,7 +239,8 @@ static const char *reason_name(int r)
 	                                "probe_failed", "no_usable_path", "local_configuration",
 	                                "remote_metadata", "derived_flush", "fatal",
 	                                "generation_changed", "poller_stall", "cancelled",
-	                                "control_plane"};
+	                                "control_plane", "no_record"};
+	_Static_assert(sizeof(n) / sizeof(n[0]) == MCC_REASON_COUNT_, "a name per reason");
 	return r >= 0 && r < (int)(sizeof(n) / sizeof(n[0])) ? n[r] : "?";
 }
 

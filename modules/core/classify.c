@@ -271,7 +271,9 @@ const char *mcc_reason_str(uint32_t reason)
 		"none",           "byte_window",     "receiver_pressure", "congestion_feedback",
 		"route_timeout",  "path_quarantined", "probe_failed",     "no_usable_path",
 		"local_configuration", "remote_metadata", "derived_flush", "fatal",
-		"generation_changed", "poller_stall", "cancelled",         "control_plane"
+		"generation_changed", "poller_stall", "cancelled",         "control_plane",
+		"no_record"
 	};
+	_Static_assert(sizeof(n) / sizeof(n[0]) == MCC_REASON_COUNT_, "a name per reason");
 	return reason < sizeof(n) / sizeof(n[0]) ? n[reason] : "unknown";
 }
