@@ -337,7 +337,20 @@ struct mcc_task_ref {
  * detected, counted in the domain stats, and ignored. A refused try_acquire
  * (MCC_DEFER, MCC_AVOID) leaves the permit dead and naming no domain: every
  * member is 0 but struct_size and reason, whatever it held before; settling
- * it is ignored and, with no domain to count it in, counted nowhere. */
+ * it is ignored and, with no domain to count it in, counted nowhere.
+ *
+ * Size: 72 bytes, fixed for major 1 (MCC_PERMIT_V1_SIZE; hosts allocate it,
+ * so it can never grow). What the bytes buy: route and device (16) let the
+ * poller settle on the domains the bytes were reserved in with no lookup,
+ * even after a route_rebind; bytes (8) allow partial settles (a WR list
+ * posted in part); generation (4) fences late feedback of an old endpoint;
+ * task (24) ties each completion to its slice's task and attempt, so the
+ * evidence of task_query resolves per slice with no host call; flags,
+ * reason and struct_size (10) carry the exactly-once state and the refusal
+ * reason; module16/module64 (10) are a module's own per-permit state (the
+ * shipped modules leave them 0). A host whose per-slice record has no room
+ * keeps permits beside it, in a table keyed by the slice
+ * (plugin_api/mooncake does). */
 struct mcc_permit {
 	uint32_t struct_size; /* sizeof(struct mcc_permit), set by MCC_PERMIT_INIT */
 	uint32_t flags;       /* MCC_PERMIT_F_* */
