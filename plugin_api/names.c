@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "mcc_internal.h"
+#include "names_table.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -73,41 +74,20 @@ const char *mcc_task_state_name(int state)
 	return state >= 0 && (size_t)state < NELEM(names) ? names[state] : "invalid";
 }
 
+#define UPPER_PATH(id, low) [MCC_PATH_##id] = #id,
+#define UPPER_REASON(id, low) [MCC_REASON_##id] = #id,
+
 const char *mcc_path_state_name(int state)
 {
-	static const char *const names[] = {
-		[MCC_PATH_HEALTHY] = "HEALTHY",
-		[MCC_PATH_CONGESTED] = "CONGESTED",
-		[MCC_PATH_SUSPECT] = "SUSPECT",
-		[MCC_PATH_QUARANTINED] = "QUARANTINED",
-		[MCC_PATH_PROBING] = "PROBING",
-	};
+	static const char *const names[] = {MCC_PATH_STATE_NAMES(UPPER_PATH)};
 	return state >= 0 && (size_t)state < NELEM(names) ? names[state] : "invalid";
 }
 
 const char *mcc_reason_name(int reason)
 {
-	static const char *const names[MCC_REASON_COUNT_] = {
-		[MCC_REASON_NONE] = "NONE",
-		[MCC_REASON_BYTE_WINDOW] = "BYTE_WINDOW",
-		[MCC_REASON_RECEIVER_PRESSURE] = "RECEIVER_PRESSURE",
-		[MCC_REASON_CONGESTION_FEEDBACK] = "CONGESTION_FEEDBACK",
-		[MCC_REASON_ROUTE_TIMEOUT] = "ROUTE_TIMEOUT",
-		[MCC_REASON_PATH_QUARANTINED] = "PATH_QUARANTINED",
-		[MCC_REASON_PROBE_FAILED] = "PROBE_FAILED",
-		[MCC_REASON_NO_USABLE_PATH] = "NO_USABLE_PATH",
-		[MCC_REASON_LOCAL_CONFIGURATION] = "LOCAL_CONFIGURATION",
-		[MCC_REASON_REMOTE_METADATA] = "REMOTE_METADATA",
-		[MCC_REASON_DERIVED_FLUSH] = "DERIVED_FLUSH",
-		[MCC_REASON_FATAL] = "FATAL",
-		[MCC_REASON_GENERATION_CHANGED] = "GENERATION_CHANGED",
-		[MCC_REASON_POLLER_STALL] = "POLLER_STALL",
-		[MCC_REASON_CANCELLED] = "CANCELLED",
-		[MCC_REASON_CONTROL_PLANE] = "CONTROL_PLANE",
-		[MCC_REASON_NO_RECORD] = "NO_RECORD",
-	};
-	/* A reason added to the enum without a name here is "invalid" rather
-	 * than NULL. */
+	static const char *const names[MCC_REASON_COUNT_] = {MCC_REASON_NAMES(UPPER_REASON)};
+	/* A reason added to the enum without a name in names_table.h is
+	 * "invalid" rather than NULL. */
 	if (reason < 0 || reason >= MCC_REASON_COUNT_ || !names[reason])
 		return "invalid";
 	return names[reason];

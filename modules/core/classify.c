@@ -9,6 +9,7 @@
  * fails when a new rdma-core value reaches the fallback.
  */
 #include "classify.h"
+#include "names_table.h"
 
 #include <infiniband/verbs.h>
 
@@ -258,22 +259,17 @@ const char *mcc_scope_str(uint32_t scope)
 	return scope < sizeof(n) / sizeof(n[0]) ? n[scope] : "unknown";
 }
 
+#define LOWER_PATH(id, low) [MCC_PATH_##id] = #low,
+#define LOWER_REASON(id, low) [MCC_REASON_##id] = #low,
+
 const char *mcc_state_str(uint32_t state)
 {
-	static const char *const n[] = { "healthy", "congested", "suspect", "quarantined",
-		                         "probing" };
+	static const char *const n[] = {MCC_PATH_STATE_NAMES(LOWER_PATH)};
 	return state < sizeof(n) / sizeof(n[0]) ? n[state] : "unknown";
 }
 
 const char *mcc_reason_str(uint32_t reason)
 {
-	static const char *const n[] = {
-		"none",           "byte_window",     "receiver_pressure", "congestion_feedback",
-		"route_timeout",  "path_quarantined", "probe_failed",     "no_usable_path",
-		"local_configuration", "remote_metadata", "derived_flush", "fatal",
-		"generation_changed", "poller_stall", "cancelled",         "control_plane",
-		"no_record"
-	};
-	_Static_assert(sizeof(n) / sizeof(n[0]) == MCC_REASON_COUNT_, "a name per reason");
-	return reason < sizeof(n) / sizeof(n[0]) ? n[reason] : "unknown";
+	static const char *const n[MCC_REASON_COUNT_] = {MCC_REASON_NAMES(LOWER_REASON)};
+	return reason < MCC_REASON_COUNT_ && n[reason] ? n[reason] : "unknown";
 }
