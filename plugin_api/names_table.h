@@ -10,6 +10,8 @@
 #ifndef MCC_NAMES_TABLE_H
 #define MCC_NAMES_TABLE_H
 
+#include "mcc_policy_v1.h"
+
 #define MCC_PATH_STATE_NAMES(X)                                                         \
 	X(HEALTHY, healthy) X(CONGESTED, congested) X(SUSPECT, suspect)                     \
 	X(QUARANTINED, quarantined) X(PROBING, probing)
@@ -22,5 +24,12 @@
 	X(REMOTE_METADATA, remote_metadata) X(DERIVED_FLUSH, derived_flush) X(FATAL, fatal)  \
 	X(GENERATION_CHANGED, generation_changed) X(POLLER_STALL, poller_stall)              \
 	X(CANCELLED, cancelled) X(CONTROL_PLANE, control_plane) X(NO_RECORD, no_record)
+
+/* one name per enumerator: an enumerator added without a name fails here */
+#define MCC_NAMES_ONE_(id, low) +1
+MCC_STATIC_ASSERT(0 MCC_PATH_STATE_NAMES(MCC_NAMES_ONE_) == MCC_PATH_PROBING + 1,
+                  "names_table.h: a name per path state");
+MCC_STATIC_ASSERT(0 MCC_REASON_NAMES(MCC_NAMES_ONE_) == MCC_REASON_COUNT_,
+                  "names_table.h: a name per reason");
 
 #endif /* MCC_NAMES_TABLE_H */
