@@ -47,19 +47,14 @@ struct mcc_law_in {
 	uint64_t window;    /* current window, bytes */
 	uint64_t actual;    /* in flight at this tick, lane credit excluded */
 	uint64_t ep_bytes;  /* bytes completed in the epoch */
-	uint64_t rate;      /* smoothed delivery rate, bytes/s (0: unknown) */
-	uint64_t slice;     /* largest slice seen, bytes */
 	uint64_t q_us;      /* queueing: drain time beyond local serialisation
 	                     * and beyond the learned base */
-	uint64_t base_us;   /* the learned base (the path's own drain time) */
 	bool based;         /* the base comes from earlier epochs (not only this one) */
-	bool completions;   /* the epoch had completions */
-	bool clean;         /* ... and no hard error and no receiver pressure */
+	bool clean;         /* completions, no hard error, no receiver pressure */
 	bool signal;        /* pressure not measured as delay: receiver-not-ready
 	                     * completions or a growing backlog */
 	bool congested;     /* CONGESTED now (or was, if SUSPECT) */
 	bool suspect;       /* SUSPECT: hold, do not grow */
-	bool enforced;      /* admission is bounded by the window (not observe) */
 };
 
 struct mcc_law_out {

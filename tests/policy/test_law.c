@@ -29,10 +29,8 @@ static struct mcc_law_in ep(uint64_t w, uint64_t q)
 	in.window = w;
 	in.actual = w;
 	in.ep_bytes = w;
-	in.rate = 12500000000ull; /* 100 Gb/s */
-	in.slice = 65536;
 	in.q_us = q;
-	in.based = in.completions = in.clean = true;
+	in.based = in.clean = true;
 	return in;
 }
 
