@@ -97,6 +97,21 @@ void mcc_host_detail_unknown(struct mcc_task_detail *d)
 	d->state = MCC_TASK_UNKNOWN;
 }
 
+void mcc_host_completion(struct mcc_completion *c, const struct mcc_fab_wc *wc,
+                         uint32_t generation, uint64_t bytes, uint64_t post_ns, uint64_t now)
+{
+	memset(c, 0, sizeof(*c));
+	c->struct_size = sizeof(*c);
+	c->wc_status = wc->status;
+	c->vendor_err = wc->vendor_err;
+	c->generation = generation;
+	c->bytes = bytes;
+	c->post_ns = post_ns;
+	c->complete_ns = now > post_ns ? now : post_ns;
+	c->qp_num = wc->qp_num;
+	c->opcode = (uint32_t)wc->opcode;
+}
+
 int mcc_host_task_query(const struct mcc_policy_v1 *ops, void *ctx, uint64_t batch_id,
                         uint64_t task_id, uint32_t facts, struct mcc_task_detail *d)
 {

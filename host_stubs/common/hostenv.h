@@ -145,6 +145,14 @@ void mcc_host_detail_unknown(struct mcc_task_detail *d);
 int mcc_host_task_query(const struct mcc_policy_v1 *ops, void *ctx, uint64_t batch_id,
                         uint64_t task_id, uint32_t facts, struct mcc_task_detail *d);
 
+/* The policy's view of a polled WC (WorkerPool::performPollCq,
+ * Workers::asyncPollCq): `wc` as the fabric returned it, with what the
+ * engine kept at post time (generation, permit bytes, post timestamp).
+ * complete_ns is never before post_ns (threaded executor: a post may carry a
+ * later timestamp than the poller's `now`). */
+void mcc_host_completion(struct mcc_completion *c, const struct mcc_fab_wc *wc,
+                         uint32_t generation, uint64_t bytes, uint64_t post_ns, uint64_t now);
+
 /* Virtual CPU costs of the engines' steps under the sim executor (ns). */
 #define MCC_HOST_COST_PASS_NS 300u
 #define MCC_HOST_COST_WR_NS 150u

@@ -1087,16 +1087,7 @@ static int poll_wc(te_engine *e, struct te_worker *w, struct te_ep *ep, struct t
 	/* WorkerPool::performPollCq: ibv_poll_cq returned this WC */
 	if (e->cc_on && s->admitted) {
 		struct mcc_completion c;
-		memset(&c, 0, sizeof(c));
-		c.struct_size = sizeof(c);
-		c.wc_status = wc->status;
-		c.vendor_err = wc->vendor_err;
-		c.generation = s->generation;
-		c.bytes = s->permit.bytes;
-		c.post_ns = s->ts;
-		c.complete_ns = now > s->ts ? now : s->ts; /* threaded: post after `now` */
-		c.qp_num = wc->qp_num;
-		c.opcode = (uint32_t)wc->opcode;
+		mcc_host_completion(&c, wc, s->generation, s->permit.bytes, s->ts, now);
 		e->ops->on_completion(w->lane, &s->permit, &c);
 		s->admitted = 0;
 		atomic_fetch_sub(&e->c.permits_live, 1);

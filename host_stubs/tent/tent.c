@@ -914,16 +914,7 @@ static void poll_wc(struct tent_lane *l, struct tent_dev *d, struct tent_rec *r,
 	/* Workers::asyncPollCq: ibv_poll_cq returned this WC */
 	if (e->cc_on && r->admitted) {
 		struct mcc_completion c;
-		memset(&c, 0, sizeof(c));
-		c.struct_size = sizeof(c);
-		c.wc_status = st;
-		c.vendor_err = wc->vendor_err;
-		c.generation = r->gen;
-		c.bytes = r->permit.bytes;
-		c.post_ns = r->post_ts;
-		c.complete_ns = now > r->post_ts ? now : r->post_ts;
-		c.qp_num = wc->qp_num;
-		c.opcode = (uint32_t)wc->opcode;
+		mcc_host_completion(&c, wc, r->gen, r->permit.bytes, r->post_ts, now);
 		e->ops->on_completion(l->lane, &r->permit, &c);
 		r->admitted = 0;
 		atomic_fetch_sub(&e->c.permits_live, 1);
