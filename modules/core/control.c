@@ -76,20 +76,18 @@ static void rec_state(struct mcc_core *core, uint32_t kind, const struct mcc_dom
 
 /* ------------------------------------------------------ control word, states */
 
-static uint64_t clamp_window(const struct mcc_core *core, uint64_t w)
+/* Store a window clamped to [min_window, max_window]; returns it. */
+static uint64_t set_window(struct mcc_core *core, struct mcc_dom *d, uint64_t w)
 {
-	return w < core->p.min_window ? core->p.min_window
-	       : w > core->p.max_window ? core->p.max_window : w;
-}
-
-/* Store a window clamped to [min_window, max_window]. */
-static void set_window(struct mcc_core *core, struct mcc_dom *d, uint64_t w)
-{
-	w = clamp_window(core, w);
-	if (w == atomic_load_explicit(&d->window, RLX))
-		return;
-	atomic_store_explicit(&d->window, w, RLX);
-	mcc_dom_set_limit(d);
+	if (w < core->p.min_window)
+		w = core->p.min_window;
+	if (w > core->p.max_window)
+		w = core->p.max_window;
+	if (w != atomic_load_explicit(&d->window, RLX)) {
+		atomic_store_explicit(&d->window, w, RLX);
+		mcc_dom_set_limit(d);
+	}
+	return w;
 }
 
 void mcc_ctl_publish(struct mcc_core *core, struct mcc_dom *d, uint32_t state, bool bump)
@@ -475,10 +473,9 @@ static void law_epoch(struct mcc_core *core, struct mcc_dom *d, uint32_t st, uin
 		cs->suspect_prev = ns;
 		ns = st;
 	}
-	const uint64_t nw = clamp_window(core, out.window);
+	const uint64_t nw = set_window(core, d, out.window);
 	if (nw < w)
 		cs->window_cuts++;
-	set_window(core, d, nw);
 	if (ns != st)
 		mcc_ctl_set_state(core, d, ns, now);
 	else if (nw != w)
