@@ -11,6 +11,10 @@ sr_up() { cut -d' ' -f1 /proc/uptime; }
 sr_log() { echo "$(sr_up) $*"; }
 sr_skip() { echo "SKIP: $*"; exit 77; }
 sr_fail() { echo "FAIL: $*"; exit 1; }
+# sr_infra REASON: an infrastructure verdict (vm.sh retries the test in a
+# fresh guest); powers the guest off at once, since a process stuck on a
+# stalled rxe QP may never exit
+sr_infra() { echo "SR-INFRA: $*"; sync; /bin/busybox poweroff -f; exit 99; }
 
 # sr_need_bin PATH: skip (77) if a test program was not built
 sr_need_bin() {
