@@ -105,7 +105,12 @@ enum mcc_decision {
 	MCC_ADMIT = 0, /* post now; the permit holds the reservation */
 	MCC_DEFER = 1, /* do not post; leave the slice in its transport queue */
 	MCC_AVOID = 2, /* do not post on this route; use the existing alternate
-	                * rail/transport; not a new hardware failure */
+	                * rail/transport; not a new hardware failure. When no
+	                * route of the local device to that peer is usable
+	                * (each avoided, or paused by the engine itself), the
+	                * engine hands the slice to another local device before
+	                * it fails the slice; it never charges the slice's
+	                * error-retry budget for an AVOID */
 };
 
 /* Internal path (domain) states of the RFC's state machine. */

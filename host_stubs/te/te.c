@@ -207,9 +207,10 @@ struct te_engine {
 	struct te_counters c;
 	/* cc_on: the controller is not off (read once at construction: mode
 	 * off bypasses every hook, RFC "off: bypass policy and admission
-	 * state"); sig_mask / cc_async: what the module subscribed to */
+	 * state"); cc_enforce: its answers are acted on (dispatch_slice);
+	 * sig_mask / cc_async: what the module subscribed to */
 	MCC_FIELD(mcc_instance *inst; const struct mcc_policy_v1 *ops; void *cc; pthread_mutex_t cc_mu;
-	          uint64_t epoch_ns; uint64_t sig_mask; bool cc_on; bool cc_async;)
+	          uint64_t epoch_ns; uint64_t sig_mask; bool cc_on; bool cc_enforce; bool cc_async;)
 };
 
 #define CNT_ADD(e, f, v) atomic_fetch_add_explicit(&(e)->c.f, (v), memory_order_relaxed)
@@ -525,14 +526,20 @@ static void dispatch_slice(te_engine *e, struct te_ctx *ctx, struct te_slice *s,
 		task_settle(e, s, 0);
 		return;
 	}
-	int avoided = 0;
+	int avoided = 0, enforce = 0;
+	MCC_HOOK(enforce = e->cc_enforce;)
 	int dev = select_peer_dev(e, ctx, s->seg, sd.ndev, s->retry_cnt, avoid_dev, &avoided);
-	if (dev < 0 && avoided) { /* every usable route of this device is avoided */
+	/* No route of this device to the peer is usable. When the policy
+	 * avoids them, or (enforce) the engine has paused every one, the slice
+	 * goes to another local device (tryHandoffToAnotherLocalWorker) rather
+	 * than failing as "all rails failed": the policy's routes to that peer
+	 * from the other device are the evidence that the fault is local. */
+	if (dev < 0 && (avoided || enforce)) {
 		struct te_ctx *o = handoff_ctx(e, ctx, s->seg, sd.ndev, s->retry_cnt, &dev);
 		if (o) {
 			CNT_ADD(e, handoffs, 1);
 			ctx = o;
-		} else { /* nowhere else: wait on the path (post_group backs off) */
+		} else if (avoided) { /* nowhere else: wait on the path (post_group backs off) */
 			dev = avoid_dev >= 0 ? avoid_dev : s->peer_dev >= 0 ? s->peer_dev : 0;
 		}
 	}
@@ -1332,6 +1339,7 @@ static int cc_setup(te_engine *e, uint32_t nctx)
 	/* read once at construction (RFC): off bypasses every hook; signals and
 	 * async events only as subscribed */
 	e->cc_on = mcc_instance_mode(e->inst) != MCC_MODE_OFF;
+	e->cc_enforce = mcc_instance_mode(e->inst) == MCC_MODE_ENFORCE;
 	e->sig_mask = e->cc_on ? mcc_instance_signal_mask(e->inst) : 0;
 	e->cc_async = e->cc_on && mcc_instance_wants_async_events(e->inst);
 	pthread_mutex_init(&e->cc_mu, NULL);
