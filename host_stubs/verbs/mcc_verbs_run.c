@@ -63,7 +63,7 @@ extern char **environ;
 #define NWC 32
 
 enum { ENG_TE = 0, ENG_TENT = 1 };
-enum { CHK_NONE = 0, CHK_HEALTHY, CHK_PEER_CUT, CHK_LOCAL_DOWN, CHK_TBF };
+enum { CHK_NONE = 0, CHK_HEALTHY, CHK_PEER_CUT, CHK_BLACKHOLE, CHK_LOCAL_DOWN, CHK_TBF };
 
 struct opts {
 	int engine;
@@ -1053,7 +1053,12 @@ static int seq_match(const struct dom *x, uint32_t i0, const int *want, int nwan
 	return k == nwant ? (int)at[nwant - 1] : -1;
 }
 
-static void checks_peer_cut(void)
+/* peer-cut: the cable of a peer NIC pulled, plugged back before the first
+ * recovery probe. blackhole (probe_fails): every packet to and from that
+ * NIC dropped with no link event, only timeouts tell; lifted only after the
+ * first recovery probe has failed, so the route goes QUARANTINED again and
+ * a later probe, on a newer endpoint generation, recovers it. */
+static void checks_peer_cut(int probe_fails)
 {
 	uint32_t wd = W.o.watch; /* the peer device whose link was cut */
 	uint64_t tcut = 0;
@@ -1065,6 +1070,9 @@ static void checks_peer_cut(void)
 	int pe = async_seen(IBV_EVENT_PORT_ERR, 1, wd, &tcut);
 	say("INFO peer %s: IBV_EVENT_PORT_ERR %s (t=%.3f)", dev_name(1, wd), pe ? "seen" : "not seen",
 	    secs(tcut));
+	if (probe_fails && W.v)
+		check(!pe && !async_seen(IBV_EVENT_PORT_ERR, 0, wd, &tcut),
+		      "silent: no IBV_EVENT_PORT_ERR on either side");
 	if (!MCC_CC_COMPILED_IN || strcmp(W.mode, "enforce"))
 		return;
 	/* the route from the same-rail local device to the cut peer NIC */
@@ -1073,31 +1081,41 @@ static void checks_peer_cut(void)
 		check(0, "route c%u>n1.d%u was sampled", wd, wd);
 		return;
 	}
-	static const int want[] = {MCC_PATH_SUSPECT, MCC_PATH_QUARANTINED, MCC_PATH_PROBING,
-	                           MCC_PATH_HEALTHY};
-	uint32_t at[4] = {0};
-	int ok = seq_match(r, 0, want, 4, at) >= 0;
-	check(ok, "%s: SUSPECT -> QUARANTINED -> PROBING -> HEALTHY", r->name);
+	static const int want_cut[] = {MCC_PATH_SUSPECT, MCC_PATH_QUARANTINED, MCC_PATH_PROBING,
+	                               MCC_PATH_HEALTHY};
+	static const int want_bh[] = {MCC_PATH_SUSPECT, MCC_PATH_QUARANTINED, MCC_PATH_PROBING,
+	                              MCC_PATH_QUARANTINED, MCC_PATH_PROBING, MCC_PATH_HEALTHY};
+	const int *want = probe_fails ? want_bh : want_cut;
+	const int nw = probe_fails ? 6 : 4;
+	uint32_t at[6] = {0};
+	int ok = seq_match(r, 0, want, nw, at) >= 0;
+	check(ok, "%s: SUSPECT -> QUARANTINED -> PROBING -> %sHEALTHY", r->name,
+	      probe_fails ? "QUARANTINED (the probe failed) -> PROBING -> " : "");
 	if (!ok && r->last.state == MCC_PATH_PROBING && r->last.probes == 0)
 		say("INFO %s stayed PROBING at generation %u with no probe admitted: the host never "
 		    "built an endpoint newer than the quarantined generation",
 		    r->name, r->last.generation);
 	if (ok) {
+		/* q, p: the first quarantine and probe; the last probe, h: recovery */
 		const struct dsample *q = &r->s[at[1]], *p = &r->s[at[2]];
+		const uint32_t lp = at[nw - 2], h = at[nw - 1];
+		if (probe_fails)
+			say("INFO %s: first probe t=%.3f gen=%u failed: QUARANTINED again t=%.3f gen=%u",
+			    r->name, secs(p->t), p->gen, secs(r->s[at[3]].t), r->s[at[3]].gen);
 		say("INFO %s: SUSPECT t=%.3f gen=%u, QUARANTINED t=%.3f gen=%u, PROBING t=%.3f gen=%u, "
 		    "HEALTHY t=%.3f gen=%u",
-		    r->name, secs(r->s[at[0]].t), r->s[at[0]].gen, secs(q->t), q->gen, secs(p->t),
-		    p->gen, secs(r->s[at[3]].t), r->s[at[3]].gen);
+		    r->name, secs(r->s[at[0]].t), r->s[at[0]].gen, secs(q->t), q->gen, secs(r->s[lp].t),
+		    r->s[lp].gen, secs(r->s[h].t), r->s[h].gen);
 		/* the probe ran on a newer generation than the quarantined one:
 		 * the one the failures were seen on (what the policy fences), not
 		 * the route's newest when the quarantine was sampled, which is the
 		 * endpoint a host (TENT) rebuilt right after the error */
-		uint32_t pgen = p->gen;
-		for (uint32_t i = at[2]; i <= at[3]; i++)
+		uint32_t pgen = r->s[lp].gen;
+		for (uint32_t i = lp; i <= h; i++)
 			if (r->s[i].gen > pgen)
 				pgen = r->s[i].gen;
 		uint32_t nfail = 0;
-		uint32_t fgen = mcc_host_fab_tap_failed_gen(W.tap, 0, wd, wd, r->s[at[3]].t, &nfail);
+		uint32_t fgen = mcc_host_fab_tap_failed_gen(W.tap, 0, wd, wd, r->s[h].t, &nfail);
 		say("INFO %s: %u hard-error WCs before recovery, on generations up to %u; generation "
 		    "%u when quarantined, %u at the recovery probe",
 		    r->name, nfail, fgen, q->gen, pgen);
@@ -1284,7 +1302,7 @@ static void usage(const char *p)
 	        "                            CMD mon:MONITOR-CMD: a QEMU monitor request of the\n"
 	        "                            Soft-RoCE harness (guest/sr-mon protocol, no shell)\n"
 	        "  --sample-ms N             domain/task sampling period (50)\n"
-	        "  --check healthy|peer-cut|local-down|tbf   assertions of a test\n"
+	        "  --check healthy|peer-cut|blackhole|local-down|tbf   assertions of a test\n"
 	        "  --watch D                 device index the check is about (0)\n"
 	        "  --expect-mode M --expect-module NAME\n"
 	        "  --ib-timeout N --ib-retry N   QP timeout / retry_cnt (14 / 6; rxe: 7 = forever)\n"
@@ -1390,6 +1408,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		else if (OPT("--check")) {
 			o->check = !strcmp(v, "healthy")      ? CHK_HEALTHY
 			           : !strcmp(v, "peer-cut")   ? CHK_PEER_CUT
+			           : !strcmp(v, "blackhole")  ? CHK_BLACKHOLE
 			           : !strcmp(v, "local-down") ? CHK_LOCAL_DOWN
 			           : !strcmp(v, "tbf")        ? CHK_TBF
 			                                      : CHK_NONE;
@@ -1695,7 +1714,8 @@ int main(int argc, char **argv)
 		checks_healthy();
 		break;
 	case CHK_PEER_CUT:
-		checks_peer_cut();
+	case CHK_BLACKHOLE:
+		checks_peer_cut(o->check == CHK_BLACKHOLE);
 		break;
 	case CHK_LOCAL_DOWN:
 		checks_local_down();

@@ -15,6 +15,11 @@
 #               mid-transfer and plugged back: RETRY_EXC_ERR -> SUSPECT ->
 #               QUARANTINED -> traffic avoided onto rail 1 -> PROBING on a
 #               new generation -> HEALTHY; task states; nothing lost
+#   blackhole   node 1's rail 0 (eth2) silently drops every packet (netem loss
+#               100%, no link event: only timeouts tell) until 4.5 s after the
+#               route is QUARANTINED, past the first recovery probe, which fails:
+#               QUARANTINED again, then a later probe on a newer generation
+#               recovers it; nothing lost, no crash (issue 14)
 #   local-down  "ip link set eth0 down" (node 0's rail 0) mid-transfer, up
 #               again later: PORT_ERR, LOC_QP_OP_ERR, a flush burst counted
 #               once, quarantine at port scope, nothing lost
@@ -110,6 +115,21 @@ peer-cut)
 		--duration 6 --max-duration 45 --until-healthy --check peer-cut --watch 0 \
 		--at "1.5:mon:set_link n2 off" --at "q+0.5:mon:set_link n2 on" \
 		--label "$ENGINE-peer-cut" --quiet
+	;;
+blackhole)
+	# as peer-cut, but silent and lifted late: the first probe (cooldown
+	# 1.5 s) times out ~1.1 s later (QP timeout 16, retry 3) while the loss
+	# is still on; the next cooldown is 3 s, so the second probe runs on the
+	# healed path. The loss is on the egress of the responder's NIC: its
+	# ACKs and read responses never reach rail 0 of node 0.
+	ini enforce aimd "target_drain_us = 5000000" "epoch_us = 10000" "hard_error_threshold = 3" \
+		"cooldown_ms = 1500" "cooldown_max_ms = 3000" "probe_successes = 3" "low_pressure_epochs = 4"
+	run 90 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 524288 --concurrency 4 \
+		--duration 6 --max-duration 60 --until-healthy --check blackhole --watch 0 \
+		--at "1.5:tc qdisc add dev eth2 root netem loss 100%" \
+		--at "q+4.5:tc qdisc del dev eth2 root" \
+		--label "$ENGINE-blackhole" --quiet
+	tc qdisc del dev eth2 root 2>/dev/null
 	;;
 local-down)
 	# PORT_ERR quarantines the routes of rxe0 (port scope); the link comes
