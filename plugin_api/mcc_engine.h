@@ -370,6 +370,20 @@ void mcc_engine_room_notify(mcc_engine *e);
  */
 #define MCC_ENGINE_DECISION_NO_ALTERNATE(d) ((d) == MCC_AVOID ? MCC_DEFER : (d))
 
+/*
+ * DEFER near the floor: a route DEFERred while the engine has at most twice
+ * min_window_bytes in flight on it is held there by the policy (its
+ * completions read as queueing: congestion, or gray loss that retransmits
+ * without error WCs), not merely full. An engine that has a sibling route
+ * to the same peer (another NIC) which has not been DEFERred for an epoch,
+ * is not paused and not avoided may move the slices queued on the held
+ * route there, without charging their retry budget and a bounded number of
+ * times per slice; they come back by themselves once the route's window has
+ * regrown. The TE-like host does this (host_stubs/te/te.c, defer_spill):
+ * under 25 % gray loss on one of two rails, 99.6 % of the bytes then arrive
+ * on the healthy rail (52 % without it) and half again after the loss.
+ */
+
 /* ------------------------------------------------- before admission: set-up */
 
 /* Failures that happen before any slice reaches try_acquire. */

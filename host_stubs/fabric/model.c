@@ -69,6 +69,7 @@ struct port {
 	uint32_t npausing, cappausing;
 	/* receiver token bucket (slow receiver) */
 	uint64_t rx_rate_bps, rx_burst, rx_tokens, rx_last;
+	uint64_t rx_delivered; /* payload bytes received here (data receiver) */
 };
 
 struct mcc_fab_cq {
@@ -485,6 +486,7 @@ static void rx_arrive(struct mcc_fab_model *m, struct unit *u)
 			memcpy((void *)(uintptr_t)u->raddr, (const void *)(uintptr_t)u->laddr, u->len);
 	}
 	m->st.bytes_delivered += u->len;
+	rcv->rx_delivered += u->len;
 	u->in_net = 1;
 	if (u->opcode == IBV_WR_RDMA_READ)
 		ev_push(m, m->now, EV_ACK, u);
@@ -1155,6 +1157,15 @@ uint64_t mcc_fab_model_queue_bytes(mcc_fab_model *m, uint32_t node, uint32_t dev
 	struct port *p = port_at(m, node, dev, port);
 	pthread_mutex_lock(&m->lock);
 	uint64_t b = p ? p->eg_bytes : 0;
+	pthread_mutex_unlock(&m->lock);
+	return b;
+}
+
+uint64_t mcc_fab_model_rx_bytes(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t port)
+{
+	struct port *p = port_at(m, node, dev, port);
+	pthread_mutex_lock(&m->lock);
+	uint64_t b = p ? p->rx_delivered : 0;
 	pthread_mutex_unlock(&m->lock);
 	return b;
 }

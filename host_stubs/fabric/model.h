@@ -89,6 +89,8 @@ void mcc_fab_model_stats(mcc_fab_model *m, struct mcc_fab_model_stats *out);
 uint64_t mcc_fab_model_queue_bytes(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t port);
 /* Max of the above since the last call (and reset). */
 uint64_t mcc_fab_model_queue_peak_reset(mcc_fab_model *m);
+/* Payload bytes delivered so far to (node, dev, port) as the data receiver. */
+uint64_t mcc_fab_model_rx_bytes(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t port);
 
 /* ---- scripted faults (all take effect at the model's current time) */
 /* Silent path failure on the link of (node, dev, port): WRs crossing it are

@@ -236,6 +236,11 @@ int main(int argc, char **argv)
 					       r.engine, r.arm, r.avoids, r.admits, r.handoffs,
 					       (double)r.allq_ns / 1e6,
 					       r.handoff_ns < 0 ? -1.0 : (double)r.handoff_ns / 1e6, r.tasks_failed);
+				if (!strcmp(*n, "grayloss")) /* rail shares under gray loss */
+					printf("GRAY engine=%s arm=%s healthy_share_during=%.3f "
+					       "healthy_share_after=%.3f bytes_during=%" PRIu64 "\n",
+					       r.engine, r.arm, r.gray_during, r.gray_after,
+					       r.gray_bytes_during);
 				fflush(stdout);
 				if (r.bytes_lost || r.bytes_corrupted || r.permits_leaked)
 					rc = 1;

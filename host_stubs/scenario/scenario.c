@@ -19,6 +19,13 @@
 
 #define MAX_SENDERS 20
 #define NICLOSS_PPM 1000000u /* nicloss: loss on the local NIC (per million) */
+/* grayloss: a quarter of the data units towards the receiver's NIC 0 lost
+ * (no error WC: each costs an ACK timeout and a retransmission) from
+ * GRAY_ON_NS to GRAY_OFF_NS of a GRAY_END_NS run */
+#define GRAY_PPM 250000u
+#define GRAY_ON_NS 500000000ull
+#define GRAY_OFF_NS 2500000000ull
+#define GRAY_END_NS 4000000000ull
 #define MAX_SLOTS 16
 
 struct flow;
@@ -126,6 +133,10 @@ struct scn {
 	uint64_t t_allq, t_handoff, handoffs_at_allq, handoffs_prev;
 	uint32_t q_mask;
 	uint64_t sample_ns; /* sampler period (0: 1 ms quick, 0.5 ms otherwise) */
+	/* grayloss: bytes delivered to the receiver's NIC 0 / NIC 1 at the
+	 * first sample at or after onset + 1 s, end of the loss, end + 1 s */
+	uint64_t gray_at[3][2];
+	int gray_n;
 };
 
 /* ----------------------------------------------------------- engine shim */
@@ -387,6 +398,16 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 			sc->rec_failed_gen = mcc_host_fab_tap_failed_gen(sc->tap, node, c, d, now, NULL);
 		}
 	}
+	if (sc->o->scenario && !strcmp(sc->o->scenario, "grayloss")) {
+		static const uint64_t at[3] = {GRAY_ON_NS + 1000000000ull, GRAY_OFF_NS,
+		                               GRAY_OFF_NS + 1000000000ull};
+		uint32_t rn = sc->rcv[0].node;
+		while (sc->gray_n < 3 && now >= at[sc->gray_n]) {
+			for (uint32_t d = 0; d < 2; d++)
+				sc->gray_at[sc->gray_n][d] = mcc_fab_model_rx_bytes(sc->model, rn, d, 1);
+			sc->gray_n++;
+		}
+	}
 	if (sc->o->scenario && !strcmp(sc->o->scenario, "nicloss")) {
 		/* the last of the watched device's routes to enter QUARANTINED
 		 * (one the engine paused itself may never be), then the first
@@ -518,7 +539,7 @@ static int all_idle(void *arg)
 /* ------------------------------------------------------------- scenarios */
 
 static const char *const names[] = {"healthy", "incast",  "flap",     "multinic", "rxpressure",
-                                    "flush",   "peercut", "probefail", "nicloss",  NULL};
+                                    "flush",   "peercut", "probefail", "nicloss",  "grayloss", NULL};
 
 const char *const *mcc_scn_names(void)
 {
@@ -607,6 +628,10 @@ static int build(struct scn *sc, const char *name, struct scn_shape *sh)
 		sh->senders = 1, sh->receivers = 1, sh->devs = 2, sh->dur = q ? 2.5 : 5.0;
 		sc->healthy_from_ctx = 1;
 		sc->sample_ns = 250000; /* a quarter epoch: hand-off latency resolution */
+	} else if (!strcmp(name, "grayloss")) {
+		/* gray loss on one of the receiver's two rails; default settings */
+		sh->senders = 1, sh->receivers = 1, sh->devs = 2;
+		sh->dur = (double)GRAY_END_NS / 1e9;
 	} else {
 		return -EINVAL;
 	}
@@ -661,6 +686,10 @@ static void add_workload(struct scn *sc, const char *name)
 		FAULT(1000000000ull, F_LINK_DOWN, R0, 0, 0, 0, 0);
 		FAULT(tq + (!strcmp(name, "peercut") ? 500000000ull : 3500000000ull), F_LINK_UP, R0,
 		      0, 0, 0, 0);
+	} else if (!strcmp(name, "grayloss")) {
+		add_flow(sc, 0, R0, 4u << 20, 8, 0, 0);
+		FAULT(GRAY_ON_NS, F_LOSS, R0, 0, 0, 0, GRAY_PPM);
+		FAULT(GRAY_OFF_NS, F_LOSS, R0, 0, 0, 0, 0);
 	} else if (!strcmp(name, "nicloss")) {
 		add_flow(sc, 0, R0, 1u << 20, 8, 0, 0);
 		FAULT(500000000ull, F_LOSS, 0, 0, 0, 0, NICLOSS_PPM);
@@ -957,6 +986,17 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 		struct eng_stats es;
 		eng_stats(&sc->snd[i], &es);
 		r->handoffs += es.handoffs;
+	}
+	if (sc->gray_n == 3) { /* NIC 1's share of the bytes in each interval */
+		uint64_t rn = sc->rcv[0].node, e0 = mcc_fab_model_rx_bytes(sc->model, (uint32_t)rn, 0, 1),
+		         e1 = mcc_fab_model_rx_bytes(sc->model, (uint32_t)rn, 1, 1);
+		uint64_t d0 = sc->gray_at[1][0] - sc->gray_at[0][0], d1 = sc->gray_at[1][1] - sc->gray_at[0][1];
+		uint64_t a0 = e0 - sc->gray_at[2][0], a1 = e1 - sc->gray_at[2][1];
+		r->gray_during = d0 + d1 ? (double)d1 / (double)(d0 + d1) : -1;
+		r->gray_after = a0 + a1 ? (double)a1 / (double)(a0 + a1) : -1;
+		r->gray_bytes_during = d0 + d1;
+	} else {
+		r->gray_during = r->gray_after = -1;
 	}
 	r->allq_ns = sc->t_allq;
 	r->handoff_ns = sc->t_handoff ? (int64_t)(sc->t_handoff - sc->t_allq) : -1;

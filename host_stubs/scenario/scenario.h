@@ -69,6 +69,12 @@ struct mcc_scn_result {
 	 * to the first hand-off sampled (-1: none) */
 	uint64_t handoffs, allq_ns;
 	int64_t handoff_ns;
+	/* gray loss on the receiver's NIC 0 (grayloss; not in the RESULT line):
+	 * NIC 1's share of the payload delivered from 1 s after the onset to
+	 * the end of the loss, and from 1 s after its end to the end of the run
+	 * (-1: not measured); the bytes delivered in the first interval */
+	double gray_during, gray_after;
+	uint64_t gray_bytes_during;
 };
 
 int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r);

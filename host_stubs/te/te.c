@@ -130,6 +130,7 @@ struct te_route {
 	 * to it before avoid_until; the backoff doubles per AVOID up to
 	 * TE_AVOID_BACKOFF_MAX epochs and restarts on an admission (rt_mu) */
 	uint64_t avoid_until, avoid_backoff;
+	_Atomic uint64_t defer_at; /* host time of its last DEFER */
 	uint64_t route_id;
 	/* poster-private queue (collective_slice_queue_) */
 	struct te_slice *pq, *pq_tail;
@@ -184,7 +185,7 @@ struct te_buf {
 struct te_counters {
 	_Atomic uint64_t slices_posted, slices_completed, slices_failed, slices_retried;
 	_Atomic uint64_t wc_errors, flushes, post_rejects, defers, avoids, admits;
-	_Atomic uint64_t endpoints_created, endpoints_deleted, rail_pauses, handoffs, rebinds;
+	_Atomic uint64_t endpoints_created, endpoints_deleted, rail_pauses, handoffs, rebinds, spills;
 	_Atomic uint64_t async_events, reclaimed, cpu_virtual_ns;
 	_Atomic int64_t permits_live;
 };
@@ -208,9 +209,12 @@ struct te_engine {
 	/* cc_on: the controller is not off (read once at construction: mode
 	 * off bypasses every hook, RFC "off: bypass policy and admission
 	 * state"); cc_enforce: its answers are acted on (dispatch_slice);
-	 * sig_mask / cc_async: what the module subscribed to */
+	 * sig_mask / cc_async: what the module subscribed to; spill_below: a
+	 * route DEFERred with at most this much in flight is held near its
+	 * minimum window (defer_spill) */
 	MCC_FIELD(mcc_instance *inst; const struct mcc_policy_v1 *ops; void *cc; pthread_mutex_t cc_mu;
-	          uint64_t epoch_ns; uint64_t sig_mask; bool cc_on; bool cc_enforce; bool cc_async;)
+	          uint64_t epoch_ns; uint64_t sig_mask; uint64_t spill_below; bool cc_on;
+	          bool cc_enforce; bool cc_async;)
 };
 
 #define CNT_ADD(e, f, v) atomic_fetch_add_explicit(&(e)->c.f, (v), memory_order_relaxed)
@@ -794,6 +798,57 @@ static int avoid_redispatch(te_engine *e, struct te_ctx *ctx, struct te_route *r
 	return !waiting;
 }
 
+#if MCC_CC_COMPILED_IN
+/* The policy answered DEFER on rt with at most spill_below bytes in flight
+ * there: it holds the route near its minimum window (gray loss:
+ * completions delayed by retransmissions read as queueing). The group
+ * queued there moves to a sibling route (this local device, another NIC of
+ * the same peer) that has had no DEFER for an epoch, is not paused and not
+ * avoided, so the bytes go where they are admitted, and come back once the
+ * route's window has regrown. A route DEFERred at a large window (full, not
+ * held back) and two routes that both DEFER keep their slices. Not charged
+ * to the retry budget; at most TE_AVOID_HOPS re-dispatches per slice,
+ * counted with those after AVOID. */
+static void defer_spill(te_engine *e, struct te_ctx *ctx, struct te_route *rt, uint64_t now)
+{
+	struct mcc_seg_desc sd;
+	if (seg_get(e, rt->seg, &sd, 0) != 0)
+		return;
+	int to = -1;
+	pthread_mutex_lock(&ctx->rt_mu);
+	for (uint32_t k = 1; k < sd.ndev && to < 0; k++) {
+		int d = (int)(((uint32_t)rt->dev + k) % sd.ndev);
+		struct te_route *o = ctx->routes[rt->seg][d];
+		if (!o || (rail_available(o, now) && o->avoid_until <= now &&
+		           now - atomic_load_explicit(&o->defer_at, memory_order_relaxed) >= e->epoch_ns))
+			to = d;
+	}
+	pthread_mutex_unlock(&ctx->rt_mu);
+	if (to < 0)
+		return;
+	struct te_slice *keep = NULL, *keep_tail = NULL, *sl;
+	while ((sl = pq_pop(rt))) {
+		if (sl->avoid_hops >= TE_AVOID_HOPS) {
+			if (keep_tail)
+				keep_tail->next = sl;
+			else
+				keep = sl;
+			keep_tail = sl;
+			continue;
+		}
+		sl->avoid_hops++;
+		sl->peer_dev = to;
+		sl->rkey = sd.rkey[to];
+		CNT_ADD(e, spills, 1);
+		enqueue_slice(e, ctx, sl);
+	}
+	while ((sl = keep)) {
+		keep = sl->next;
+		pq_push(rt, sl);
+	}
+}
+#endif
+
 /* RdmaEndPoint::submitPostSend for one peer_nic_path group. Returns the
  * number of WRs posted; *blocked set when slices stay queued. */
 static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *rt, int *blocked)
@@ -801,6 +856,7 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 	struct te_ctx *ctx = w->ctx;
 	uint64_t now = now_of(e);
 	uint32_t posted = 0;
+	int held = 0; /* DEFERred near the minimum window (defer_spill) */
 
 	pthread_mutex_lock(&ctx->rt_mu);
 	int avail = rail_available(rt, now);
@@ -872,6 +928,11 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 			if (d == MCC_DEFER) { /* leave it in its transport queue */
 				CNT_ADD(e, defers, 1);
 				*blocked = 1;
+				atomic_store_explicit(&rt->defer_at, now, memory_order_relaxed);
+				uint64_t out = 0;
+				for (uint32_t k = 0; k < ep->nqp; k++)
+					out += atomic_load(&ep->q[k].depth);
+				held = out * s->len <= e->spill_below;
 				break;
 			}
 			if (d == MCC_AVOID) { /* existing redispatch, no rail penalty */
@@ -942,6 +1003,8 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 	atomic_fetch_sub(&ep->refs, 1);
 	if (dead && rt->pq) /* endpoint replaced under us: resolve again next pass */
 		*blocked = 1;
+	MCC_HOOK(if (held) defer_spill(e, ctx, rt, now);)
+	MCC_NOCC((void)held;)
 	CNT_ADD(e, slices_posted, posted);
 	return posted;
 }
@@ -1336,6 +1399,7 @@ static int cc_setup(te_engine *e, uint32_t nctx)
 	e->cc = mcc_instance_ctx(e->inst);
 	const struct mcc_config *cfg = mcc_instance_config(e->inst);
 	e->epoch_ns = cfg && cfg->policy.epoch_us ? (uint64_t)cfg->policy.epoch_us * 1000u : 1000000u;
+	e->spill_below = cfg ? 2 * cfg->policy.min_window_bytes : 0;
 	/* read once at construction (RFC): off bypasses every hook; signals and
 	 * async events only as subscribed */
 	e->cc_on = mcc_instance_mode(e->inst) != MCC_MODE_OFF;
@@ -1706,6 +1770,7 @@ void te_get_stats(te_engine *e, struct te_stats *o)
 	LD(rail_pauses);
 	LD(handoffs);
 	LD(rebinds);
+	LD(spills);
 	LD(async_events);
 	LD(reclaimed);
 	LD(permits_live);

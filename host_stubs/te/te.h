@@ -69,6 +69,7 @@ struct te_stats {
 	uint64_t defers, avoids, admits;           /* hook decisions seen by the host */
 	uint64_t endpoints_created, endpoints_deleted;
 	uint64_t rail_pauses, handoffs, rebinds;
+	uint64_t spills;                           /* DEFERred slices moved to a sibling route */
 	uint64_t async_events, reclaimed;
 	int64_t permits_live;                      /* admitted, not yet settled */
 	uint64_t cpu_virtual_ns;                   /* sim: summed step costs */
