@@ -63,7 +63,7 @@ extern char **environ;
 #define NWC 32
 
 enum { ENG_TE = 0, ENG_TENT = 1 };
-enum { CHK_NONE = 0, CHK_HEALTHY, CHK_PEER_CUT, CHK_BLACKHOLE, CHK_LOCAL_DOWN, CHK_TBF };
+enum { CHK_NONE = 0, CHK_HEALTHY, CHK_PEER_CUT, CHK_BLACKHOLE, CHK_LOCAL_DOWN, CHK_TBF, CHK_GRAY };
 
 struct opts {
 	int engine;
@@ -1218,6 +1218,53 @@ policy:
 	      worst, nroutes);
 }
 
+/* Bytes completed on the routes to node 1 from t1 to t2 (nearest samples at
+ * or after each): over peer device wd, and over the others. */
+static void rail_bytes(uint32_t wd, uint64_t t1, uint64_t t2, uint64_t *lossy, uint64_t *other)
+{
+	*lossy = *other = 0;
+	for (uint32_t i = 0; i < W.ndom; i++) {
+		const struct dom *x = &W.dom[i];
+		if (x->kind != MCC_DOMAIN_ROUTE || !x->ns)
+			continue;
+		uint32_t a = first_at(x, t1), b = first_at(x, t2);
+		if (b >= x->ns)
+			b = x->ns - 1;
+		if (a >= b)
+			continue;
+		*(x->d == wd ? lossy : other) += x->s[b].completed - x->s[a].completed;
+	}
+}
+
+/* gray: steps 0 and 1 put a partial loss on peer device wd's link and take
+ * it off. From 1 s after it took effect to its removal at least 70 % of the
+ * bytes go over the other rail; from 1 s after the removal both rails carry
+ * traffic again. */
+static void checks_gray(void)
+{
+	uint32_t wd = W.o.watch;
+	if (W.o.nsteps < 2) {
+		check(0, "gray check needs the loss and its removal (--at twice)");
+		return;
+	}
+	uint64_t on = (W.step_end[0] ? W.step_end[0] : W.step_t[0]) + 1000000000ull;
+	uint64_t off = W.step_t[1], back = (W.step_end[1] ? W.step_end[1] : W.step_t[1]) + 1000000000ull;
+	uint64_t l0, o0, l1, o1;
+	rail_bytes(wd, on, off, &l0, &o0);
+	rail_bytes(wd, back, UINT64_MAX, &l1, &o1);
+	double during = l0 + o0 ? (double)o0 / (double)(l0 + o0) : -1;
+	double after = l1 + o1 ? (double)o1 / (double)(l1 + o1) : -1;
+	say("RESULT gray peer=%s other_rail_share_during=%.3f (%" PRIu64 " bytes) after=%.3f (%" PRIu64
+	    " bytes)",
+	    dev_name(1, wd), during, l0 + o0, after, l1 + o1);
+	if (!MCC_CC_COMPILED_IN || strcmp(W.mode, "enforce"))
+		return;
+	check(during >= 0.70, "from 1 s after the loss began, %.0f %% of the bytes on the other rail",
+	      100 * during);
+	check(l1 > 0 && o1 > 0, "after the loss, both rails carry bytes again (%" PRIu64 " / %" PRIu64 ")",
+	      l1, o1);
+}
+
 static void checks_tbf(void)
 {
 	uint32_t wd = W.o.watch; /* local device (rail) whose egress is shaped */
@@ -1302,7 +1349,7 @@ static void usage(const char *p)
 	        "                            CMD mon:MONITOR-CMD: a QEMU monitor request of the\n"
 	        "                            Soft-RoCE harness (guest/sr-mon protocol, no shell)\n"
 	        "  --sample-ms N             domain/task sampling period (50)\n"
-	        "  --check healthy|peer-cut|blackhole|local-down|tbf   assertions of a test\n"
+	        "  --check healthy|peer-cut|blackhole|local-down|tbf|gray   assertions of a test\n"
 	        "  --watch D                 device index the check is about (0)\n"
 	        "  --expect-mode M --expect-module NAME\n"
 	        "  --ib-timeout N --ib-retry N   QP timeout / retry_cnt (14 / 6; rxe: 7 = forever)\n"
@@ -1409,6 +1456,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->check = !strcmp(v, "healthy")      ? CHK_HEALTHY
 			           : !strcmp(v, "peer-cut")   ? CHK_PEER_CUT
 			           : !strcmp(v, "blackhole")  ? CHK_BLACKHOLE
+			           : !strcmp(v, "gray")       ? CHK_GRAY
 			           : !strcmp(v, "local-down") ? CHK_LOCAL_DOWN
 			           : !strcmp(v, "tbf")        ? CHK_TBF
 			                                      : CHK_NONE;
@@ -1722,6 +1770,9 @@ int main(int argc, char **argv)
 		break;
 	case CHK_TBF:
 		checks_tbf();
+		break;
+	case CHK_GRAY:
+		checks_gray();
 		break;
 	default:
 		break;

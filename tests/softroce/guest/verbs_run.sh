@@ -20,6 +20,9 @@
 #               route is QUARANTINED, past the first recovery probe, which fails:
 #               QUARANTINED again, then a later probe on a newer generation
 #               recovers it; nothing lost, no crash (issue 14)
+#   gray        node 1's rail 0 (eth2) drops 25 % of what it sends from 2 s to
+#               10 s (no link event): most bytes move to the other rail
+#               meanwhile, both rails carry bytes again after (issue 14)
 #   local-down  "ip link set eth0 down" (node 0's rail 0) mid-transfer, up
 #               again later: PORT_ERR, LOC_QP_OP_ERR, a flush burst counted
 #               once, quarantine at port scope, nothing lost
@@ -129,6 +132,19 @@ blackhole)
 		--at "1.5:tc qdisc add dev eth2 root netem loss 100%" \
 		--at "q+4.5:tc qdisc del dev eth2 root" \
 		--label "$ENGINE-blackhole" --quiet
+	tc qdisc del dev eth2 root 2>/dev/null
+	;;
+gray)
+	# gray loss on node 1's rail 0: 25 % of what rxe2 sends (ACKs, read
+	# responses) dropped, no link event; mostly retransmissions, rarely a
+	# RETRY_EXC_ERR. A 100 ms drain target: above the healthy rail's own
+	# scatter under TCG, below an ACK timeout (268 ms)
+	ini enforce aimd "target_drain_us = 100000" "epoch_us = 10000"
+	run 90 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 524288 --concurrency 4 \
+		--duration 16 --max-duration 60 --check gray --watch 0 \
+		--at "2:tc qdisc add dev eth2 root netem loss 25%" \
+		--at "10:tc qdisc del dev eth2 root" \
+		--label "$ENGINE-gray" --quiet
 	tc qdisc del dev eth2 root 2>/dev/null
 	;;
 local-down)
