@@ -1062,6 +1062,8 @@ void mcc_scn_result_write(FILE *f, const struct mcc_scn_result *r)
 int mcc_scn_result_parse(const char *line, struct mcc_scn_result *r)
 {
 	memset(r, 0, sizeof(*r));
+	r->handoff_ns = -1; /* not in the line: not measured */
+	r->gray_during = r->gray_after = -1;
 	int n = sscanf(line,
 	               "RESULT scenario=%15s arm=%15s engine=%7s dur=%lf goodput=%lf cpu=%lf vcpu=%lf "
 	               "p50=%lf p99=%lf p999=%lf qpeak=%" SCNu64 " qsteady=%" SCNu64 " pause=%lf lost=%" SCNu64
