@@ -1259,6 +1259,10 @@ static void checks_gray(void)
 	    dev_name(1, wd), during, l0 + o0, after, l1 + o1);
 	if (!MCC_CC_COMPILED_IN || strcmp(W.mode, "enforce"))
 		return;
+	check(l0 + o0 > 0, "bytes measured from 1 s after the loss took effect (t=%.3f) to its removal (t=%.3f)",
+	      secs(on - 1000000000ull), secs(off));
+	if (!(l0 + o0))
+		return;
 	check(during >= 0.70, "from 1 s after the loss began, %.0f %% of the bytes on the other rail",
 	      100 * during);
 	check(l1 > 0 && o1 > 0, "after the loss, both rails carry bytes again (%" PRIu64 " / %" PRIu64 ")",
