@@ -19,7 +19,7 @@
 #   SOFTROCE_WORK   logs and the guests' writable share ($BUILDDIR/softroce-run)
 #   SOFTROCE_TESTS  space-separated test names to run (like the arguments)
 #   SOFTROCE_LIST   test list file (default: tests/softroce/tests.list)
-#   SOFTROCE_BUDGET wall-clock budget in seconds for the whole run (600); once
+#   SOFTROCE_BUDGET wall-clock budget in seconds for the whole run (900); once
 #                   spent, no retries are made and remaining tests are not run
 #                   (they count as failures)
 #   ACCEL           QEMU accelerator (tcg; "kvm" only where KVM really works)
@@ -33,7 +33,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 export BUILDDIR=${BUILDDIR:-$PWD}
 export SRCDIR=${SRCDIR:-$(cd "$HERE/../.." && pwd)}
-BUDGET=${SOFTROCE_BUDGET:-600}
+BUDGET=${SOFTROCE_BUDGET:-900}
 
 skip() {
 	echo "check-softroce: SKIP: $*"
