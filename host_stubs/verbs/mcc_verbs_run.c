@@ -63,7 +63,10 @@ extern char **environ;
 #define NWC 32
 
 enum { ENG_TE = 0, ENG_TENT = 1 };
-enum { CHK_NONE = 0, CHK_HEALTHY, CHK_PEER_CUT, CHK_BLACKHOLE, CHK_LOCAL_DOWN, CHK_TBF, CHK_GRAY };
+enum {
+	CHK_NONE = 0, CHK_HEALTHY, CHK_PEER_CUT, CHK_BLACKHOLE, CHK_BLACKHOLE_LOCAL, CHK_LOCAL_DOWN,
+	CHK_TBF, CHK_GRAY
+};
 
 struct opts {
 	int engine;
@@ -1057,8 +1060,10 @@ static int seq_match(const struct dom *x, uint32_t i0, const int *want, int nwan
  * recovery probe. blackhole (probe_fails): every packet to and from that
  * NIC dropped with no link event, only timeouts tell; lifted only after the
  * first recovery probe has failed, so the route goes QUARANTINED again and
- * a later probe, on a newer endpoint generation, recovers it. */
-static void checks_peer_cut(int probe_fails)
+ * a later probe, on a newer endpoint generation, recovers it. local: the
+ * blackhole is on the local NIC of the same rail instead, so the traffic
+ * must move to the other local NIC. */
+static void checks_peer_cut(int probe_fails, int local)
 {
 	uint32_t wd = W.o.watch; /* the peer device whose link was cut */
 	uint64_t tcut = 0;
@@ -1126,7 +1131,7 @@ static void checks_peer_cut(int probe_fails)
 		uint64_t other = 0, before = 0;
 		for (uint32_t i = 0; i < W.ndom; i++) {
 			struct dom *x = &W.dom[i];
-			if (x->kind != MCC_DOMAIN_ROUTE || x->d == wd || !x->ns)
+			if (x->kind != MCC_DOMAIN_ROUTE || (local ? x->c : x->d) == wd || !x->ns)
 				continue;
 			uint32_t a = first_at(x, q->t), b = first_at(x, p->t);
 			if (a < x->ns && b > 0 && b - 1 < x->ns && b > a) {
@@ -1134,9 +1139,8 @@ static void checks_peer_cut(int probe_fails)
 				other += x->s[b - 1].completed;
 			}
 		}
-		check(other > before,
-		      "traffic avoided onto the other rail while quarantined (%" PRIu64 " bytes)",
-		      other - before);
+		check(other > before, "traffic avoided onto the other %s while quarantined (%" PRIu64 " bytes)",
+		      local ? "local NIC" : "rail", other - before);
 		uint64_t av = r->last.avoids;
 		check(av > 0, "admission answered AVOID on the quarantined route (%" PRIu64 ")", av);
 	}
@@ -1353,7 +1357,8 @@ static void usage(const char *p)
 	        "                            CMD mon:MONITOR-CMD: a QEMU monitor request of the\n"
 	        "                            Soft-RoCE harness (guest/sr-mon protocol, no shell)\n"
 	        "  --sample-ms N             domain/task sampling period (50)\n"
-	        "  --check healthy|peer-cut|blackhole|local-down|tbf|gray   assertions of a test\n"
+	        "  --check healthy|peer-cut|blackhole|blackhole-local|local-down|tbf|gray\n"
+	        "                            assertions of a test\n"
 	        "  --watch D                 device index the check is about (0)\n"
 	        "  --expect-mode M --expect-module NAME\n"
 	        "  --ib-timeout N --ib-retry N   QP timeout / retry_cnt (14 / 6; rxe: 7 = forever)\n"
@@ -1460,6 +1465,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->check = !strcmp(v, "healthy")      ? CHK_HEALTHY
 			           : !strcmp(v, "peer-cut")   ? CHK_PEER_CUT
 			           : !strcmp(v, "blackhole")  ? CHK_BLACKHOLE
+			           : !strcmp(v, "blackhole-local") ? CHK_BLACKHOLE_LOCAL
 			           : !strcmp(v, "gray")       ? CHK_GRAY
 			           : !strcmp(v, "local-down") ? CHK_LOCAL_DOWN
 			           : !strcmp(v, "tbf")        ? CHK_TBF
@@ -1767,7 +1773,8 @@ int main(int argc, char **argv)
 		break;
 	case CHK_PEER_CUT:
 	case CHK_BLACKHOLE:
-		checks_peer_cut(o->check == CHK_BLACKHOLE);
+	case CHK_BLACKHOLE_LOCAL:
+		checks_peer_cut(o->check != CHK_PEER_CUT, o->check == CHK_BLACKHOLE_LOCAL);
 		break;
 	case CHK_LOCAL_DOWN:
 		checks_local_down();

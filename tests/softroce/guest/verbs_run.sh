@@ -20,6 +20,8 @@
 #               route is QUARANTINED, past the first recovery probe, which fails:
 #               QUARANTINED again, then a later probe on a newer generation
 #               recovers it; nothing lost, no crash (issue 14)
+#   blackhole-local  the same on node 0's rail 0 (eth0): the host hands the
+#               slices of rxe0's routes to rxe1
 #   gray        node 1's rail 0 (eth2) drops 25 % of what it sends from 2 s to
 #               14 s (no link event; starting tc in a busy guest can take
 #               seconds): most bytes move to the other rail
@@ -120,20 +122,24 @@ peer-cut)
 		--at "1.5:mon:set_link n2 off" --at "q+0.5:mon:set_link n2 on" \
 		--label "$ENGINE-peer-cut" --quiet
 	;;
-blackhole)
+blackhole | blackhole-local)
 	# as peer-cut, but silent and lifted late: the first probe (cooldown
 	# 1.5 s) times out ~1.1 s later (QP timeout 16, retry 3) while the loss
 	# is still on; the next cooldown is 3 s, so the second probe runs on the
 	# healed path. The loss is on the egress of the responder's NIC: its
 	# ACKs and read responses never reach rail 0 of node 0.
+	# blackhole-local: the same on node 0's rail 0 (eth0, what rxe0 sends):
+	# both routes of rxe0 fail, the host hands their slices to rxe1
+	BH_DEV=eth2
+	[ "$SCEN" = blackhole-local ] && BH_DEV=eth0
 	ini enforce aimd "target_drain_us = 5000000" "epoch_us = 10000" "hard_error_threshold = 3" \
 		"cooldown_ms = 1500" "cooldown_max_ms = 3000" "probe_successes = 3" "low_pressure_epochs = 4"
 	run 90 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 524288 --concurrency 4 \
-		--duration 6 --max-duration 60 --until-healthy --check blackhole --watch 0 \
-		--at "1.5:tc qdisc add dev eth2 root netem loss 100%" \
-		--at "q+4.5:tc qdisc del dev eth2 root" \
-		--label "$ENGINE-blackhole" --quiet
-	tc qdisc del dev eth2 root 2>/dev/null
+		--duration 6 --max-duration 60 --until-healthy --check "$SCEN" --watch 0 \
+		--at "1.5:tc qdisc add dev $BH_DEV root netem loss 100%" \
+		--at "q+4.5:tc qdisc del dev $BH_DEV root" \
+		--label "$ENGINE-$SCEN" --quiet
+	tc qdisc del dev $BH_DEV root 2>/dev/null
 	;;
 gray)
 	# gray loss on node 1's rail 0: 25 % of what rxe2 sends (ACKs, read
