@@ -139,7 +139,7 @@ blackhole | blackhole-local)
 		--at "1.5:tc qdisc add dev $BH_DEV root netem loss 100%" \
 		--at "q+4.5:tc qdisc del dev $BH_DEV root" \
 		--label "$ENGINE-$SCEN" --quiet
-	tc qdisc del dev $BH_DEV root 2>/dev/null
+	tc qdisc del dev "$BH_DEV" root 2>/dev/null
 	;;
 gray)
 	# gray loss on node 1's rail 0: 25 % of what rxe2 sends (ACKs, read
