@@ -58,6 +58,16 @@ static int run(const char *scen, const char *mode, int engine, uint64_t seed,
 	return run_for(scen, mode, engine, seed, 0, r);
 }
 
+/* Seeds the loss scenarios run with: 1 .. MCC_TEST_SEEDS (default 1; at
+ * most 64), so a sanitizer build can replay them over many seeds:
+ *   MCC_TEST_SEEDS=8 make check TESTS=tests/hosts/test_hosts */
+static uint64_t test_seeds(void)
+{
+	const char *v = getenv("MCC_TEST_SEEDS");
+	unsigned long n = v ? strtoul(v, NULL, 10) : 1;
+	return n < 1 ? 1 : n > 64 ? 64 : n;
+}
+
 static void assert_clean(const struct mcc_scn_result *r)
 {
 	CU_ASSERT_EQUAL(r->bytes_lost, 0);
@@ -324,9 +334,11 @@ static void test_local_nic_loss_enforce_fails_nothing_and_avoid_does_not_storm(v
 		printf("(aimd module not built: skipped) ");
 		return;
 	}
-	for (int en = 0; en < 2; en++) {
+	for (uint64_t i = 0; i < 2 * test_seeds(); i++) {
+		const int en = (int)(i % 2);
+		const uint64_t seed = 1 + i / 2;
 		struct mcc_scn_result r;
-		CU_ASSERT_EQUAL_FATAL(run_for("nicloss", "enforce", en, 1, en ? 0 : 5.0, &r), 0);
+		CU_ASSERT_EQUAL_FATAL(run_for("nicloss", "enforce", en, seed, en ? 0 : 5.0, &r), 0);
 		printf("(%s: avoids %llu admits %llu handoffs %llu failed %llu, last quarantine %.1f ms, "
 		       "hand-off after %.2f ms) ",
 		       en ? "tent" : "te", (unsigned long long)r.avoids, (unsigned long long)r.admits,
@@ -364,9 +376,11 @@ static void test_gray_loss_moves_bytes_to_the_healthy_rail_and_back(void)
 		printf("(aimd module not built: skipped) ");
 		return;
 	}
-	for (int en = 0; en < 2; en++) {
+	for (uint64_t i = 0; i < 2 * test_seeds(); i++) {
+		const int en = (int)(i % 2);
+		const uint64_t seed = 1 + i / 2;
 		struct mcc_scn_result r;
-		CU_ASSERT_EQUAL_FATAL(run("grayloss", "enforce", en, 1, &r), 0);
+		CU_ASSERT_EQUAL_FATAL(run("grayloss", "enforce", en, seed, &r), 0);
 		printf("(%s: healthy rail %.1f %% during, %.1f %% after, %.1f Gb/s) ", en ? "tent" : "te",
 		       100 * r.gray_during, 100 * r.gray_after, r.goodput_gbps);
 		assert_clean(&r);
