@@ -988,10 +988,10 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 		r->handoffs += es.handoffs;
 	}
 	if (sc->gray_n == 3) { /* NIC 1's share of the bytes in each interval */
-		uint64_t rn = sc->rcv[0].node, e0 = mcc_fab_model_rx_bytes(sc->model, (uint32_t)rn, 0, 1),
-		         e1 = mcc_fab_model_rx_bytes(sc->model, (uint32_t)rn, 1, 1);
+		uint32_t rn = sc->rcv[0].node;
 		uint64_t d0 = sc->gray_at[1][0] - sc->gray_at[0][0], d1 = sc->gray_at[1][1] - sc->gray_at[0][1];
-		uint64_t a0 = e0 - sc->gray_at[2][0], a1 = e1 - sc->gray_at[2][1];
+		uint64_t a0 = mcc_fab_model_rx_bytes(sc->model, rn, 0, 1) - sc->gray_at[2][0],
+		         a1 = mcc_fab_model_rx_bytes(sc->model, rn, 1, 1) - sc->gray_at[2][1];
 		r->gray_during = d0 + d1 ? (double)d1 / (double)(d0 + d1) : -1;
 		r->gray_after = a0 + a1 ? (double)a1 / (double)(a0 + a1) : -1;
 		r->gray_bytes_during = d0 + d1;

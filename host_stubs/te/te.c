@@ -733,6 +733,15 @@ static void pq_push(struct te_route *rt, struct te_slice *s)
 	rt->pq_tail = s;
 }
 
+/* Detach the whole queue of rt (to re-dispatch it: what stays is pushed
+ * back in order onto the now empty queue). */
+static struct te_slice *pq_take(struct te_route *rt)
+{
+	struct te_slice *s = rt->pq;
+	rt->pq = rt->pq_tail = NULL;
+	return s;
+}
+
 /* Hand everything this poster holds to other contexts (the context went
  * inactive: performPostSend redispatches with handoff_to_local_worker). */
 static void post_handoff_all(te_engine *e, struct te_worker *w)
@@ -765,9 +774,10 @@ static void route_avoid(te_engine *e, struct te_route *rt, uint64_t now)
  * of hops: they wait for the route's backoff, never fail for it). */
 static int avoid_redispatch(te_engine *e, struct te_ctx *ctx, struct te_route *rt)
 {
-	struct te_slice *keep = NULL, *keep_tail = NULL, *s;
+	struct te_slice *s, *next;
 	int waiting = 0;
-	while ((s = pq_pop(rt))) {
+	for (s = pq_take(rt); s; s = next) {
+		next = s->next;
 		int dev = -1, avoided = 0;
 		struct te_ctx *to = ctx;
 		struct mcc_seg_desc sd = {0};
@@ -777,11 +787,7 @@ static int avoid_redispatch(te_engine *e, struct te_ctx *ctx, struct te_route *r
 				CNT_ADD(e, handoffs, 1);
 		}
 		if (dev < 0 || !to) {
-			if (keep_tail)
-				keep_tail->next = s;
-			else
-				keep = s;
-			keep_tail = s;
+			pq_push(rt, s);
 			waiting = 1;
 			continue;
 		}
@@ -789,11 +795,6 @@ static int avoid_redispatch(te_engine *e, struct te_ctx *ctx, struct te_route *r
 		s->peer_dev = dev;
 		s->rkey = sd.rkey[dev];
 		enqueue_slice(e, to, s);
-	}
-	for (s = keep; s;) {
-		struct te_slice *n = s->next;
-		pq_push(rt, s);
-		s = n;
 	}
 	return !waiting;
 }
@@ -826,14 +827,11 @@ static void defer_spill(te_engine *e, struct te_ctx *ctx, struct te_route *rt, u
 	pthread_mutex_unlock(&ctx->rt_mu);
 	if (to < 0)
 		return;
-	struct te_slice *keep = NULL, *keep_tail = NULL, *sl;
-	while ((sl = pq_pop(rt))) {
+	struct te_slice *sl, *next;
+	for (sl = pq_take(rt); sl; sl = next) {
+		next = sl->next;
 		if (sl->avoid_hops >= TE_AVOID_HOPS) {
-			if (keep_tail)
-				keep_tail->next = sl;
-			else
-				keep = sl;
-			keep_tail = sl;
+			pq_push(rt, sl);
 			continue;
 		}
 		sl->avoid_hops++;
@@ -841,10 +839,6 @@ static void defer_spill(te_engine *e, struct te_ctx *ctx, struct te_route *rt, u
 		sl->rkey = sd.rkey[to];
 		CNT_ADD(e, spills, 1);
 		enqueue_slice(e, ctx, sl);
-	}
-	while ((sl = keep)) {
-		keep = sl->next;
-		pq_push(rt, sl);
 	}
 }
 #endif
