@@ -30,9 +30,11 @@
  *   WC status=IBV_WC_SUCCESS count=N dev=rxe0                    (one summary line)
  *   ASYNC IBV_EVENT_PORT_ERR port=1 dev=rxe1 t=...               (every async event)
  *   FAULT / HEAL / INFO / VERIFY / RESULT lines
- * Exit status: 0 pass, 1 test failure, 2 setup error, 99 infrastructure: WRs
- * outstanding and no WC for 8 s before any fault ("SR-INFRA: verbs stall",
- * rxe's TX stall under TCG; the guest is powered off if SR_INFRA_POWEROFF=1).
+ * Exit status: 0 pass, 1 test failure, 2 setup error, 99 infrastructure
+ * ("SR-INFRA: ..."; the guest is powered off if SR_INFRA_POWEROFF=1): WRs
+ * outstanding and no WC for 8 s before any fault (rxe's TX stall under TCG),
+ * or a heal command still running at the -W deadline (the guest's "ip" stuck).
+ * A heal that finishes late gets 5 s of its own before the run gives up.
  *
  * Options:
  *   -m mode      healthy | peer-cut | local-down (healthy)
@@ -467,22 +469,31 @@ static int reap(const char *tag, pid_t pid, double max_wait)
 }
 
 #define STALL_S 8.0
+#define HEAL_GRACE_S 5.0
 
 /* Leave without teardown: destroying an rxe QP stuck in a TX stall blocks for
  * about a minute. In a throw-away guest (SR_INFRA_POWEROFF=1), power it off. */
-static void infra_stall(long posted, long completed, int outstanding)
+static void infra_exit(const char *why)
 {
 	const char *po = getenv("SR_INFRA_POWEROFF");
 
-	say("SR-INFRA: verbs stall: %d WRs outstanding (posted=%ld completed=%ld), no completion "
-	    "for %.0f s before any fault (rxe TX stall under TCG); leaving without teardown",
-	    outstanding, posted, completed, STALL_S);
+	say("SR-INFRA: %s; leaving without teardown", why);
 	fflush(stdout);
 	if (po && !strcmp(po, "1")) {
 		sync();
 		reboot(RB_POWER_OFF);
 	}
 	_exit(99);
+}
+
+static void infra_stall(long posted, long completed, int outstanding)
+{
+	char why[200];
+
+	snprintf(why, sizeof why, "verbs stall: %d WRs outstanding (posted=%ld completed=%ld), "
+		 "no completion for %.0f s before any fault (rxe TX stall under TCG)",
+		 outstanding, posted, completed, STALL_S);
+	infra_exit(why);
 }
 
 /* wait until cond(side) or timeout; returns 1 if the condition became true */
@@ -577,7 +588,9 @@ int main(int argc, char **argv)
 	int outstanding = 0, in_error = 0;
 	enum ibv_wc_status first_err = IBV_WC_SUCCESS;
 	double t_fault = -1, t_fault_done = -1, t_heal = -1, t_err = -1, t_first_ok = -1, t_last_ok = -1;
+	double t_heal_done = -1;
 	pid_t fault_pid = -1, heal_pid = -1;
+	int heal_status = 0;
 	int heal_before_err = 0, timed_out = 0, fault_failed = 0;
 	const double t0 = now();
 	double t_last_wc = t0;
@@ -683,6 +696,13 @@ int main(int argc, char **argv)
 					fault_failed = 1;
 			}
 		}
+		if (heal_pid > 0 && waitpid(heal_pid, &heal_status, WNOHANG) == heal_pid) {
+			t_heal_done = now();
+			heal_pid = -1;
+			say("INFO heal command done t=%.3f (%.3f s after it was started), exit status %d",
+			    t_heal_done - t_start, t_heal_done - t_heal,
+			    WIFEXITED(heal_status) ? WEXITSTATUS(heal_status) : -1);
+		}
 		if (opt.mode == MODE_LOCAL_DOWN && t_fault >= 0 && t_heal < 0 && !in_error &&
 		    now() - t_fault > opt.heal_after) {
 			say("INFO no error WC %.1f s after the fault; bringing the link back", opt.heal_after);
@@ -695,7 +715,21 @@ int main(int argc, char **argv)
 			break;
 		if (in_error && outstanding == 0)
 			break;
-		if ((faulty && t_fault >= 0 && now() - t_fault > opt.wait_s) ||
+		/* A heal command that takes seconds ("ip" waiting on the guest's
+		 * rtnl lock under TCG, seen once for 17 s) leaves the link down
+		 * for that long: give the QP HEAL_GRACE_S after it finishes, and
+		 * a heal still running at the deadline is the guest's, not rxe's. */
+		if (faulty && t_fault >= 0 && now() - t_fault > opt.wait_s) {
+			if (heal_pid > 0) {
+				char why[160];
+
+				snprintf(why, sizeof why, "heal command still running %.1f s after it was "
+					 "started (guest network stack stalled under TCG)", now() - t_heal);
+				infra_exit(why);
+			}
+		}
+		if ((faulty && t_fault >= 0 && now() - t_fault > opt.wait_s &&
+		     (t_heal_done < 0 || now() - t_heal_done > HEAL_GRACE_S)) ||
 		    (!(faulty && t_fault >= 0) && now() - t0 > (faulty ? 60.0 : opt.wait_s))) {
 			timed_out = 1;
 			say("INFO giving up: posted=%ld completed=%ld outstanding=%d qp_state=%s",
