@@ -116,7 +116,8 @@ struct tent_route { /* PostPath {local_dev, remote_segment, remote_dev} */
 	 * the path before avoid_until; the backoff doubles per AVOID up to
 	 * TENT_AVOID_BACKOFF_MAX epochs and restarts on an admission */
 	_Atomic uint64_t avoid_until, avoid_backoff;
-	MCC_FIELD(mcc_route *cc;)
+	/* the last DEFER, and the last one near the minimum window (defer_spill) */
+	MCC_FIELD(mcc_route *cc; _Atomic uint64_t defer_at, held_at;)
 };
 
 struct tent_dev {
@@ -164,7 +165,7 @@ struct tent_counters {
 	_Atomic uint64_t wc_errors, flushes, timeouts, post_rejects, defers, avoids, admits;
 	_Atomic uint64_t endpoints_created, endpoints_reset, rail_pauses, async_events, reclaimed;
 	_Atomic int64_t permits_live;
-	_Atomic uint64_t cpu_virtual_ns, handoffs;
+	_Atomic uint64_t cpu_virtual_ns, handoffs, spills;
 };
 
 struct tent_engine {
@@ -195,7 +196,7 @@ struct tent_engine {
 	 * off bypasses every hook); sig_mask / cc_async: the module's
 	 * subscriptions */
 	MCC_FIELD(mcc_instance *inst; const struct mcc_policy_v1 *ops; void *cc; uint64_t epoch_ns;
-	          uint64_t sig_mask; bool cc_on; bool cc_async;)
+	          uint64_t sig_mask; uint64_t spill_below; bool cc_on; bool cc_async;)
 };
 
 #define CNT_ADD(e, f, v) atomic_fetch_add_explicit(&(e)->c.f, (v), memory_order_relaxed)
@@ -656,6 +657,50 @@ static int avoid_move(struct tent_lane *l, struct tent_slice *s, struct tent_dev
 		cc_signal(e, MCC_SIG_NO_USABLE_PATH, d, rt, s, gen, 0, 0, 0);
 	return 0;
 }
+
+/* Whether the path (dev -> seg, rdev) is a spill target now: enabled, rail
+ * not paused, not avoided, and its route (if any) not DEFERred for an epoch. */
+static int spill_target(struct tent_lane *l, int dev, uint32_t seg, int rdev, uint64_t now)
+{
+	tent_engine *e = l->e;
+	struct tent_dev *d = &e->dev[dev];
+	if (!atomic_load(&d->enabled) || !rail_available(l, dev, seg, rdev, now))
+		return 0;
+	pthread_mutex_lock(&d->mu);
+	struct tent_route *rt = d->routes[seg][rdev];
+	pthread_mutex_unlock(&d->mu);
+	return !rt || (atomic_load(&rt->avoid_until) <= now &&
+	               now - atomic_load(&rt->defer_at) >= e->epoch_ns);
+}
+
+/* The policy holds rt near its minimum window (DEFER with at most
+ * spill_below in flight while the route is CONGESTED: gray loss, or
+ * congestion on that path only): move the slice to another local device's
+ * own rail (the pair the DeviceSelector and findBestRemoteDevice would give
+ * it) that has had no DEFER for an epoch, is not paused and not avoided.
+ * Not charged to the retry budget; at most TENT_AVOID_HOPS re-dispatches per
+ * slice, counted with AVOID's. 1: moved (pushed back to the lane). */
+static int defer_spill(struct tent_lane *l, struct tent_slice *s, struct tent_route *rt, uint64_t now)
+{
+	tent_engine *e = l->e;
+	struct mcc_seg_desc sd;
+	if (s->avoid_hops >= TENT_AVOID_HOPS || seg_get(e, s->seg, &sd, 0) != 0 || !sd.ndev)
+		return 0;
+	for (uint32_t k = 1; k < e->ndev; k++) {
+		int d = (int)(((uint32_t)rt->dev + k) % e->ndev), rd = d % (int)sd.ndev;
+		if (!spill_target(l, d, s->seg, rd, now))
+			continue;
+		s->src_dev = d;
+		s->dst_dev = rd;
+		s->rkey = sd.rkey[rd];
+		s->avoid_hops++;
+		CNT_ADD(e, spills, 1);
+		cc_unqueue(e, s);
+		lane_push(l, s);
+		return 1;
+	}
+	return 0;
+}
 #endif
 
 /* RdmaEndPoint::submitSlices for one slice (the post boundary). Returns
@@ -669,8 +714,14 @@ static int submit_slice(struct tent_lane *l, struct tent_slice *s, struct tent_r
 	if (!rt)
 		return 0;
 	for (uint32_t i = 0; i < *ndeferred; i++)
-		if (deferred[i] == rt)
-			return 0; /* keep order behind a deferred slice of the same path */
+		if (deferred[i] == rt) {
+			/* keep order behind a deferred slice of the same path,
+			 * unless the policy holds that path near its floor */
+			MCC_HOOK(if (atomic_load(&rt->held_at) == atomic_load(&rt->defer_at) &&
+			             defer_spill(l, s, rt, now_of(e)))
+			                 return -1;)
+			return 0;
+		}
 	struct tent_ep *ep = get_endpoint(e, d, rt);
 	if (!ep) { /* endpoint unavailable: retry */
 		MCC_HOOK(cc_unqueue(e, s);) /* before resubmit: it may finish the task */
@@ -703,8 +754,16 @@ static int submit_slice(struct tent_lane *l, struct tent_slice *s, struct tent_r
 		int dcs = e->ops->try_acquire(l->lane, rt->cc, s->len, ep->gen, &tr, &r->permit);
 		if (dcs == MCC_DEFER) {
 			CNT_ADD(e, defers, 1);
+			atomic_store(&rt->defer_at, now);
+			uint64_t out = 0;
+			for (uint32_t k = 0; k < ep->nqp; k++)
+				out += atomic_load(&ep->q[k].depth);
 			if (*ndeferred < 64)
 				deferred[(*ndeferred)++] = rt;
+			if (out * s->len <= e->spill_below) {
+				atomic_store(&rt->held_at, now);
+				rc = -defer_spill(l, s, rt, now);
+			}
 			goto out;
 		}
 		if (dcs == MCC_AVOID) { /* selectFallbackDevice, no rail penalty */
@@ -1137,6 +1196,7 @@ static int tent_load_cc_plugin(tent_engine *e)
 	e->cc = mcc_instance_ctx(e->inst);
 	const struct mcc_config *cfg = mcc_instance_config(e->inst);
 	e->epoch_ns = cfg && cfg->policy.epoch_us ? (uint64_t)cfg->policy.epoch_us * 1000u : 1000000u;
+	e->spill_below = cfg ? 2 * cfg->policy.min_window_bytes : 0;
 	/* read once at construction (RFC): off bypasses every hook */
 	e->cc_on = mcc_instance_mode(e->inst) != MCC_MODE_OFF;
 	e->sig_mask = e->cc_on ? mcc_instance_signal_mask(e->inst) : 0;
@@ -1470,6 +1530,7 @@ void tent_get_stats(tent_engine *e, struct tent_stats *o)
 	LD(permits_live);
 	LD(cpu_virtual_ns);
 	LD(handoffs);
+	LD(spills);
 #undef LD
 }
 

@@ -73,6 +73,7 @@ struct tent_stats {
 	int64_t permits_live;
 	uint64_t cpu_virtual_ns;
 	uint64_t handoffs; /* slices moved to another local device after AVOID */
+	uint64_t spills;   /* DEFERred slices moved to a sibling path (defer_spill) */
 };
 
 void tent_config_defaults(struct tent_config *cfg);
