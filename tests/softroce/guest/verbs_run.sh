@@ -33,11 +33,16 @@
 #               completion latency and drain time rise, the route goes
 #               CONGESTED and its window shrinks, no quarantine
 # ENGINE: te (default) or tent.
+# MODE: enforce (default), or off for blackhole, blackhole-local and gray:
+#   the contrast, module null, the blackhole lifted at a fixed 9 s (off never
+#   quarantines); the checks that need the controller are skipped, every task
+#   must read UNKNOWN and none may fail.
 # The ini files are written here (under /tmp of the guest); each run prints
 # its assertions (CHECK ok / FAIL) and RESULT lines.
 . "$SR_GUEST/lib.sh"
 SCEN=${1:-healthy}
 ENGINE=${2:-te}
+MODE=${3:-enforce}
 BIN=$BUILDDIR/host_stubs/verbs/mcc_verbs_run
 NOCC=$BUILDDIR/host_stubs/verbs/mcc_verbs_run_nocc
 sr_need_bin "$BIN"
@@ -72,9 +77,11 @@ run() {
 }
 
 # ini MODE MODULE [controller lines...]: write the policy configuration
+# (MODE=off on the command line: mode off, module null, whatever is asked)
 ini() {
 	local mode=$1 module=$2
 	shift 2
+	[ "$MODE" = off ] && mode=off module=null
 	{
 		echo "; written by verbs_run.sh ($SCEN)"
 		echo "[policy]"
@@ -84,6 +91,11 @@ ini() {
 		for l in "$@"; do echo "$l"; done
 	} > "$INI"
 }
+
+case $SCEN:$MODE in
+*:enforce | blackhole:off | blackhole-local:off | gray:off) ;;
+*) sr_fail "mode '$MODE' is not offered for scenario '$SCEN'" ;;
+esac
 
 case $SCEN in
 healthy)
@@ -134,11 +146,15 @@ blackhole | blackhole-local)
 	[ "$SCEN" = blackhole-local ] && BH_DEV=eth0
 	ini enforce aimd "target_drain_us = 5000000" "epoch_us = 10000" "hard_error_threshold = 3" \
 		"cooldown_ms = 1500" "cooldown_max_ms = 3000" "probe_successes = 3" "low_pressure_epochs = 4"
+	if [ "$MODE" = off ]; then
+		set -- --duration 12 --at "9:tc qdisc del dev $BH_DEV root"
+	else
+		set -- --duration 6 --until-healthy --at "q+4.5:tc qdisc del dev $BH_DEV root"
+	fi
 	run 90 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 524288 --concurrency 4 \
-		--duration 6 --max-duration 60 --until-healthy --check "$SCEN" --watch 0 \
-		--at "1.5:tc qdisc add dev $BH_DEV root netem loss 100%" \
-		--at "q+4.5:tc qdisc del dev $BH_DEV root" \
-		--label "$ENGINE-$SCEN" --quiet
+		--max-duration 60 --check "$SCEN" --watch 0 \
+		--at "1.5:tc qdisc add dev $BH_DEV root netem loss 100%" "$@" \
+		--label "$ENGINE-$SCEN-$MODE" --quiet
 	tc qdisc del dev "$BH_DEV" root 2>/dev/null
 	;;
 gray)
@@ -151,7 +167,7 @@ gray)
 		--duration 20 --max-duration 60 --check gray --watch 0 \
 		--at "2:tc qdisc add dev eth2 root netem loss 25%" \
 		--at "14:tc qdisc del dev eth2 root" \
-		--label "$ENGINE-gray" --quiet
+		--label "$ENGINE-gray-$MODE" --quiet
 	tc qdisc del dev eth2 root 2>/dev/null
 	;;
 local-down)
