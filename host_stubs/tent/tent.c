@@ -674,12 +674,14 @@ static int spill_target(struct tent_lane *l, int dev, uint32_t seg, int rdev, ui
 }
 
 /* The policy holds rt near its minimum window (DEFER with at most
- * spill_below in flight while the route is CONGESTED: gray loss, or
- * congestion on that path only): move the slice to another local device's
- * own rail (the pair the DeviceSelector and findBestRemoteDevice would give
- * it) that has had no DEFER for an epoch, is not paused and not avoided.
- * Not charged to the retry budget; at most TENT_AVOID_HOPS re-dispatches per
- * slice, counted with AVOID's. 1: moved (pushed back to the lane). */
+ * spill_below in flight: gray loss, or congestion on that path only; the
+ * engine SDK's "DEFER near the floor"): move the slice to another local
+ * device's own rail (the pair the DeviceSelector and findBestRemoteDevice
+ * would give it; cross-rail pairs spread a QP flush's errors over the rail
+ * monitor until every rail was paused) that has had no DEFER for an epoch,
+ * is not paused and not avoided. Not charged to the retry budget; at most
+ * TENT_AVOID_HOPS re-dispatches per slice, counted with AVOID's. 1: moved
+ * (pushed back to the lane). */
 static int defer_spill(struct tent_lane *l, struct tent_slice *s, struct tent_route *rt, uint64_t now)
 {
 	tent_engine *e = l->e;
@@ -760,9 +762,9 @@ static int submit_slice(struct tent_lane *l, struct tent_slice *s, struct tent_r
 				out += atomic_load(&ep->q[k].depth);
 			if (*ndeferred < 64)
 				deferred[(*ndeferred)++] = rt;
-			if (out * s->len <= e->spill_below) {
+			if (out * s->len <= e->spill_below) { /* held near the floor */
 				atomic_store(&rt->held_at, now);
-				rc = -defer_spill(l, s, rt, now);
+				rc = defer_spill(l, s, rt, now) ? -1 : 0;
 			}
 			goto out;
 		}
