@@ -190,12 +190,15 @@ tbf)
 	# 64 KiB WR alone takes 65 ms at 8 Mbit/s). The qdisc limit is above what
 	# rxe keeps queued (64 packets per QP): no drop, no retransmission. At
 	# 4 Mbit/s the queueing delay neared the 268 ms ACK timeout: spurious
-	# retransmits, tbf drops and IBV_WC_REM_INV_REQ_ERR.
+	# retransmits, tbf drops and IBV_WC_REM_INV_REQ_ERR. At 8 Mbit/s the p50
+	# after shaping is ~200 ms, but the tbf queue alone holds up to 0.5 s
+	# (512 KB at 1 MB/s) and a WC once took 701 ms and came back as
+	# REM_INV_REQ_ERR: QP timeout 18 (1.07 s) here, no fault to detect.
 	ini enforce aimd "target_drain_us = 400000" "epoch_us = 25000" "high_pressure_epochs = 2" \
 		"low_pressure_epochs = 4" "min_window_bytes = 65536" "max_window_bytes = 1048576" \
 		"ai_bytes = 65536"
-	run 75 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 262144 --concurrency 4 \
-		--duration 11 --max-duration 30 --check tbf --watch 0 \
+	run 75 "$BIN" --ib-timeout 18 --ib-retry 3 --engine "$ENGINE" --ini "$INI" --bytes 0 \
+		--task-bytes 262144 --concurrency 4 --duration 11 --max-duration 30 --check tbf --watch 0 \
 		--at "3:tc qdisc add dev eth0 root tbf rate 8mbit burst 16kb limit 512kb" \
 		--label "$ENGINE-tbf" --quiet
 	tc qdisc del dev eth0 root 2>/dev/null
