@@ -323,6 +323,17 @@ const char *mcc_fab_verbs_dev_name(const mcc_fab_verbs *v, uint32_t node, uint32
 	return v->devs[node][dev].name;
 }
 
+uint64_t mcc_fab_verbs_dev_outstanding(mcc_fab_verbs *v, uint32_t node, uint32_t dev)
+{
+	uint64_t n = 0;
+	pthread_mutex_lock(&v->mu);
+	for (struct mcc_fab_qp *q = v->qps; q; q = q->next)
+		if (q->d->node == node && q->d->idx == dev)
+			n += atomic_load(&q->ts_tail) - atomic_load(&q->ts_head);
+	pthread_mutex_unlock(&v->mu);
+	return n;
+}
+
 static uint32_t next_psn(mcc_fab_verbs *v) /* v->mu held */
 {
 	uint64_t x = v->rng;

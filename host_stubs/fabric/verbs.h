@@ -103,6 +103,9 @@ void mcc_fab_verbs_destroy(mcc_fab_verbs *v);
 struct mcc_fab_handle mcc_fab_verbs_handle(mcc_fab_verbs *v);
 void mcc_fab_verbs_set_trace(mcc_fab_verbs *v, const struct mcc_fab_verbs_trace *t);
 void mcc_fab_verbs_stats(mcc_fab_verbs *v, struct mcc_fab_verbs_stats *out);
+/* WRs posted on the host's QPs of (node, dev) whose WC has not been polled
+ * yet (0 for an unknown device). */
+uint64_t mcc_fab_verbs_dev_outstanding(mcc_fab_verbs *v, uint32_t node, uint32_t dev);
 /* Verbs device name of (node, dev), or NULL. */
 const char *mcc_fab_verbs_dev_name(const mcc_fab_verbs *v, uint32_t node, uint32_t dev);
 /* Drain and ack the async events of an open (node, dev) that no host
