@@ -959,7 +959,11 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 		wr.lkey = lkey_of(e, ctx->idx, s->src, s->len);
 		wr.remote_addr = s->dst;
 		wr.rkey = s->rkey;
-		s->ts = now;
+		/* the post time of this WR, not of the pass: on rxe each
+		 * ibv_post_send transmits the message before it returns (ms
+		 * under emulation), so a pass that posts as completions free
+		 * room lasts many of them */
+		s->ts = now_of(e);
 		s->status = SL_POSTED;
 		s->ep = ep;
 		s->qp = qp;
