@@ -292,7 +292,8 @@ int mcc_engine_open(const struct mcc_engine_opts *o, mcc_engine **out)
 		engine_free(e, 1);
 		return -ENOMEM;
 	}
-	if (o->tick == MCC_ENGINE_TICK_THREAD) {
+	/* mode off has nothing to tick: no thread waking every epoch */
+	if (o->tick == MCC_ENGINE_TICK_THREAD && on) {
 		if (pthread_create(&e->thr, NULL, tick_main, e) != 0) {
 			engine_free(e, 1);
 			return -EAGAIN;

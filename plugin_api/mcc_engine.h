@@ -61,7 +61,8 @@ typedef struct mcc_engine mcc_engine;
 enum mcc_engine_tick {
 	/* Default: a libmcc-owned thread per engine wakes every epoch_us of real
 	 * time and calls mcc_engine_tick_if_due. Ticks go on while every poller
-	 * idles and every worker is parked (a cooldown then still expires). */
+	 * idles and every worker is parked (a cooldown then still expires).
+	 * In mode off there is nothing to tick and no thread is started. */
 	MCC_ENGINE_TICK_THREAD = 0,
 	/* No thread: the engine's pollers (or monitor) call
 	 * mcc_engine_tick_if_due on every pass. Ticks stop while nobody calls. */

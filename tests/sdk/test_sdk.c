@@ -275,6 +275,23 @@ static void test_tick_thread(void)
 	mcc_engine_close(e); /* stopped right after start */
 }
 
+/* Mode off: nothing to tick, so no tick thread is started. Its first pass
+ * would claim the epoch due at open; here this caller claims it, and the
+ * next one after the clock moves, and nothing else ever ticks. */
+static void test_no_tick_thread_when_off(void)
+{
+	atomic_store(&fake_ns, 9000 * MS);
+	mcc_engine *e = open_engine(0, MCC_ENGINE_TICK_THREAD);
+	for (int i = 0; i < 100; i++)
+		sched_yield(); /* a thread, were there one, has run by now */
+	CU_ASSERT_EQUAL(stats_of(e).ticks, 0);
+	CU_ASSERT_EQUAL(mcc_engine_tick_if_due(e, fake_clock(NULL)), 1);
+	atomic_fetch_add(&fake_ns, 2 * EPOCH_NS);
+	CU_ASSERT_EQUAL(mcc_engine_tick_if_due(e, fake_clock(NULL)), 1);
+	CU_ASSERT_EQUAL(stats_of(e).ticks, 2);
+	mcc_engine_close(e);
+}
+
 /* ------------------------------------------------------------------ routes */
 
 static const char KEY_A[] = "10.0.0.2:12001@mlx5_1";
@@ -646,6 +663,7 @@ MCC_CU_SUITE(t_init_sdk_tests, "sdk", suite_init, suite_clean,
              test_lane_after_close,
              test_tick_once_per_epoch,
              test_tick_thread,
+             test_no_tick_thread_when_off,
              test_route_generations,
              test_async_torn_down,
              test_defer_parking,
