@@ -1079,18 +1079,18 @@ static uint64_t te_post_step(void *arg, uint64_t now)
 	}
 	cost += (uint64_t)posted * MCC_HOST_COST_WR_NS;
 	CNT_ADD(e, cpu_virtual_ns, cost);
-	if (w->nactive)
-		/* a DEFER alone: completions wake the poster (wake_posters), and
-		 * otherwise the window changes only at a tick, so the fallback is
-		 * the retry-after hint of one epoch (mcc_engine_retry_after_ns):
-		 * re-trying the policy every 200 us cost a 1-vCPU Soft-RoCE guest
-		 * about a tenth of its throughput */
+	if (!w->nactive)
+		return MCC_EXEC_PARK;
 #if MCC_CC_COMPILED_IN
-		if (blocked == TE_BLOCKED_DEFER)
-			return now + e->epoch_ns;
+	/* a DEFER alone: completions wake the poster (wake_posters), and
+	 * otherwise the window changes only at a tick, so the fallback is the
+	 * retry-after hint of one epoch (mcc_engine_retry_after_ns): re-trying
+	 * the policy every 200 us cost a 1-vCPU Soft-RoCE guest about a
+	 * quarter of enforce's throughput */
+	if (blocked == TE_BLOCKED_DEFER)
+		return now + e->epoch_ns;
 #endif
-		return now + (blocked ? TE_BLOCKED_RETRY_NS : cost);
-	return MCC_EXEC_PARK;
+	return now + (blocked ? TE_BLOCKED_RETRY_NS : cost);
 }
 
 /* ------------------------------------------------------------- poll path */
