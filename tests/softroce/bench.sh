@@ -96,12 +96,11 @@ grep -E '^(BENCH|FAIL|SR-INFRA|bench:)' "$WORK/logs/bench.console.txt"
 		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
 		return m % 2 ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2
 	}
-	function median(a,   i, m, x) {
-		m = n[a]
-		for (i = 1; i <= m; i++) x[i] = v[a, i]
-		m = mid(x, m)
+	function median(a,   i, x, md) {
+		for (i = 1; i <= n[a]; i++) x[i] = v[a, i]
+		md = mid(x, n[a]) # sorts x
 		lo[a] = x[1]; hi[a] = x[n[a]]
-		return m
+		return md
 	}
 	# the median over rounds of arm / off within the same round (the host
 	# load moves both alike; "-" without an off arm or a shared round)
