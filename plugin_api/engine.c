@@ -368,7 +368,7 @@ int mcc_engine_lane_open(mcc_engine *e, uint32_t role, mcc_lane_ref *ref, mcc_la
 	uint64_t r = s->ref;
 	pthread_mutex_unlock(&g_mu);
 
-	struct mcc_lane_desc d = {sizeof(d), id, role, 0};
+	struct mcc_lane_desc_v1 d = {sizeof(d), id, role, 0};
 	mcc_lane *l = NULL;
 	int rc = e->ops->lane_open(e->ctx, &d, &l);
 	pthread_mutex_lock(&g_mu);

@@ -66,7 +66,7 @@ static void signal_rebuilt(mcc_engine *e, struct mcc_engine_route *r, uint32_t g
 {
 	if (!(e->sig_mask & (1ull << MCC_SIG_ENDPOINT_REBUILT)))
 		return;
-	struct mcc_signal sig;
+	struct mcc_signal_v1 sig;
 	memset(&sig, 0, sizeof(sig));
 	sig.struct_size = sizeof(sig);
 	sig.kind = MCC_SIG_ENDPOINT_REBUILT;
@@ -98,14 +98,14 @@ static int text_key(const unsigned char *k, size_t n)
 }
 
 int mcc_engine_route_open(mcc_engine *e, mcc_device *dev, const void *key, size_t klen,
-                          uint64_t incarnation, const struct mcc_route_desc *desc,
+                          uint64_t incarnation, const struct mcc_route_desc_v1 *desc,
                           mcc_engine_route **out)
 {
 	if (out)
 		*out = NULL;
 	if (!e || !dev || !key || !out || klen == 0 || klen > KEY_MAX)
 		return -EINVAL;
-	struct mcc_route_desc d;
+	struct mcc_route_desc_v1 d;
 	memset(&d, 0, sizeof(d));
 	if (desc)
 		memcpy(&d, desc, desc->struct_size < sizeof(d) ? desc->struct_size : sizeof(d));
@@ -371,7 +371,7 @@ int mcc_engine_async_event(mcc_engine *e, mcc_device *dev, const struct mcc_engi
 	if (!e || !dev || !in || !MCC_HAS_MEMBER(struct mcc_engine_async, in->struct_size, cq_key) ||
 	    in->element > MCC_ENGINE_EL_CQ)
 		return -EINVAL;
-	struct mcc_async_event ev;
+	struct mcc_async_event_v1 ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.struct_size = sizeof(ev);
 	ev.event_type = in->event_type;
@@ -413,12 +413,12 @@ int mcc_engine_async_event(mcc_engine *e, mcc_device *dev, const struct mcc_engi
 /* --------------------------------------------------------- set-up failures */
 
 int mcc_engine_setup_failed(mcc_engine *e, mcc_device *dev, mcc_engine_route *r, uint32_t stage,
-                            int error, const struct mcc_task_ref *task)
+                            int error, const struct mcc_task_ref_v1 *task)
 {
 	if (!e)
 		return -EINVAL;
 	int err = error < 0 ? -error : error;
-	struct mcc_signal sig;
+	struct mcc_signal_v1 sig;
 	memset(&sig, 0, sizeof(sig));
 	sig.struct_size = sizeof(sig);
 	switch (stage) {

@@ -147,7 +147,7 @@ public:
 	/* mcc_engine_route_open into `out` (its old reference is dropped):
 	 * enum mcc_engine_route_open_result or a negative errno */
 	static int open(const Engine &eng, mcc_device *dev, const void *key, std::size_t len,
-	                std::uint64_t incarnation, const mcc_route_desc *desc, Route &out) noexcept
+	                std::uint64_t incarnation, const mcc_route_desc_v1 *desc, Route &out) noexcept
 	{
 		mcc_engine_route *r = nullptr;
 		int rc = mcc_engine_route_open(eng.get(), dev, key, len, incarnation, desc, &r);
@@ -183,7 +183,7 @@ public:
 
 	/* try_acquire on the route's current generation: enum mcc_decision or
 	 * a negative errno (-EINVAL also for a closed lane or an empty route) */
-	int acquire(const Route &r, std::uint64_t bytes, const mcc_task_ref *task = nullptr) noexcept
+	int acquire(const Route &r, std::uint64_t bytes, const mcc_task_ref_v1 *task = nullptr) noexcept
 	{
 		if (!lane_ || !r)
 			return -EINVAL;
@@ -198,18 +198,18 @@ public:
 		return ops_->release(lane_, &p_, p_.bytes, reason);
 	}
 	/* settle posted bytes with a polled WC (on the poller's lane) */
-	void complete(const Lane &poller, const mcc_completion &wc) noexcept
+	void complete(const Lane &poller, const mcc_completion_v1 &wc) noexcept
 	{
 		ops_->on_completion(poller.get(), &p_, &wc);
 	}
 	bool live() const noexcept { return (p_.flags & MCC_PERMIT_F_LIVE) != 0; }
-	mcc_permit &raw() noexcept { return p_; }
-	const mcc_permit &raw() const noexcept { return p_; }
+	mcc_permit_v1 &raw() noexcept { return p_; }
+	const mcc_permit_v1 &raw() const noexcept { return p_; }
 
 private:
 	const mcc_policy_v1 *ops_;
 	mcc_lane *lane_;
-	mcc_permit p_ = MCC_PERMIT_INIT;
+	mcc_permit_v1 p_ = MCC_PERMIT_INIT;
 };
 
 } /* namespace mcc */

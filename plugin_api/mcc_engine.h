@@ -216,7 +216,7 @@ enum mcc_engine_route_open_result {
  *   policy's route_open or route_rebind error (nothing changes).
  */
 int mcc_engine_route_open(mcc_engine *e, mcc_device *dev, const void *key, size_t klen,
-                          uint64_t incarnation, const struct mcc_route_desc *desc,
+                          uint64_t incarnation, const struct mcc_route_desc_v1 *desc,
                           mcc_engine_route **out);
 
 /*
@@ -417,7 +417,7 @@ enum mcc_engine_setup_stage {
  * Thread: any. Errors: -EINVAL (unknown stage).
  */
 int mcc_engine_setup_failed(mcc_engine *e, mcc_device *dev, mcc_engine_route *r, uint32_t stage,
-                            int error, const struct mcc_task_ref *task);
+                            int error, const struct mcc_task_ref_v1 *task);
 
 /* ----------------------------------------------------------------- batches */
 

@@ -7,7 +7,7 @@
  * With the switch off the hooks compile to nothing and no controller field
  * exists in engine structures:
  *
- *     struct slice { ...; MCC_FIELD(struct mcc_permit permit;) };
+ *     struct slice { ...; MCC_FIELD(struct mcc_permit_v1 permit;) };
  *     MCC_HOOK(if (admit(...) != MCC_ADMIT) continue;)
  *
  * Every object that includes this header carries a marker for its setting;

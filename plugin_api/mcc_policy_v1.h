@@ -296,7 +296,7 @@ struct mcc_init_out_v1 {
 
 /* -------------------------------------------------------- domain identity */
 
-struct mcc_device_desc {
+struct mcc_device_desc_v1 {
 	uint32_t struct_size;
 	uint32_t device_id;     /* host index (TE context index, TENT NicID) */
 	const char *name;       /* e.g. "mlx5_0"; copied */
@@ -305,7 +305,7 @@ struct mcc_device_desc {
 	uint64_t link_rate_bps; /* 0 when unknown */
 };
 
-struct mcc_route_desc {
+struct mcc_route_desc_v1 {
 	uint32_t struct_size;
 	uint32_t port_num;      /* local port the route's QPs use (1-based) */
 	uint32_t cq_id;         /* host id of the CQ the route's QPs complete on */
@@ -318,7 +318,7 @@ struct mcc_route_desc {
 /* --------------------------------------------------------------- hot path */
 
 /* Identity of the logical task a slice belongs to. */
-struct mcc_task_ref {
+struct mcc_task_ref_v1 {
 	uint64_t batch_id;
 	uint64_t task_id;
 	uint32_t attempt; /* host retry count of the slice */
@@ -344,6 +344,19 @@ struct mcc_task_ref {
  * member is 0 but struct_size and reason, whatever it held before; settling
  * it is ignored and, with no domain to count it in, counted nowhere.
  *
+ * Hand-off across lanes: a permit is admitted on the posting lane and may be
+ * settled on another (the poller's, or the monitor's at teardown). The
+ * module reads and writes its members with plain loads and stores, so the
+ * host must order the two: everything try_acquire() wrote happens-before the
+ * settle call. Posting the WR and polling its WC give that order on verbs
+ * providers (the write barrier before the doorbell, the read barrier after a
+ * valid CQE), even when the WC is polled before ibv_post_send() returns, as
+ * long as the host does not touch the permit after posting; a host that hands
+ * a permit over otherwise (a queue, a teardown sweep) does it through its own
+ * lock or a release/acquire pair. At most one thread
+ * settles a permit at a time; a settle racing another on the same permit is
+ * a host bug (not detected).
+ *
  * Size: 72 bytes, fixed for major 1 (MCC_PERMIT_V1_SIZE; hosts allocate it,
  * so it can never grow). What the bytes buy: route and device (16) let the
  * poller settle on the domains the bytes were reserved in with no lookup,
@@ -356,8 +369,8 @@ struct mcc_task_ref {
  * shipped modules leave them 0). A host whose per-slice record has no room
  * keeps permits beside it, in a table keyed by the slice
  * (plugin_api/mooncake does). */
-struct mcc_permit {
-	uint32_t struct_size; /* sizeof(struct mcc_permit), set by MCC_PERMIT_INIT */
+struct mcc_permit_v1 {
+	uint32_t struct_size; /* sizeof(struct mcc_permit_v1), set by MCC_PERMIT_INIT */
 	uint32_t flags;       /* MCC_PERMIT_F_* */
 	mcc_route *route;     /* admitted route (module-owned handle) */
 	mcc_device *device;   /* admitted device */
@@ -365,13 +378,13 @@ struct mcc_permit {
 	uint32_t generation;  /* endpoint generation the permit was admitted on */
 	uint16_t reason;      /* enum mcc_reason of the last DEFER/AVOID, else 0 */
 	uint16_t module16;    /* module-private */
-	struct mcc_task_ref task;
+	struct mcc_task_ref_v1 task;
 	uint64_t module64;    /* module-private */
 };
-#define MCC_PERMIT_INIT { sizeof(struct mcc_permit), 0, 0, 0, 0, 0, 0, 0, { 0, 0, 0, 0 }, 0 }
+#define MCC_PERMIT_INIT { sizeof(struct mcc_permit_v1), 0, 0, 0, 0, 0, 0, 0, { 0, 0, 0, 0 }, 0 }
 
 /* One work completion as polled (RFC WC matrix input). */
-struct mcc_completion {
+struct mcc_completion_v1 {
 	uint32_t struct_size;
 	int32_t wc_status;   /* raw enum ibv_wc_status, unknown values allowed */
 	uint32_t vendor_err; /* diagnostic only; never widens scope */
@@ -384,7 +397,7 @@ struct mcc_completion {
 };
 
 /* One async event as read by ibv_get_async_event (RFC async matrix input). */
-struct mcc_async_event {
+struct mcc_async_event_v1 {
 	uint32_t struct_size;
 	int32_t event_type;  /* raw enum ibv_event_type, unknown values allowed */
 	mcc_device *device;  /* device the event was read from (never NULL) */
@@ -397,12 +410,12 @@ struct mcc_async_event {
 };
 
 /* One non-WC signal (RFC third matrix input). */
-struct mcc_signal {
+struct mcc_signal_v1 {
 	uint32_t struct_size;
 	uint32_t kind;       /* enum mcc_signal_kind */
 	mcc_device *device;  /* or NULL */
 	mcc_route *route;    /* or NULL */
-	struct mcc_task_ref task; /* batch_id == 0 && task_id == 0: no task */
+	struct mcc_task_ref_v1 task; /* batch_id == 0 && task_id == 0: no task */
 	uint32_t generation;
 	int32_t error;       /* errno or engine status, when relevant */
 	int32_t raw;         /* MCC_SIG_CM_EVENT: rdma_cm event type */
@@ -421,7 +434,7 @@ struct mcc_signal {
 #define MCC_TASKQ_FAILED (1u << 3)       /* a slice ended in a terminal error (the
                                           * host failed the task) */
 
-/* Fields of mcc_task_detail that were observed (the rest are unobserved). */
+/* Fields of mcc_task_detail_v1 that were observed (the rest are unobserved). */
 #define MCC_OBS_REASON (1u << 0)
 #define MCC_OBS_SCOPE (1u << 1)
 #define MCC_OBS_PATH (1u << 2)
@@ -435,7 +448,7 @@ struct mcc_signal {
 #define MCC_PATH_NAME_MAX 96
 
 /* The detailed query (RFC "Caller Observability"). */
-struct mcc_task_detail {
+struct mcc_task_detail_v1 {
 	uint32_t struct_size; /* set by the caller */
 	uint32_t state;       /* enum mcc_task_state, same as the minimal query */
 	uint32_t observed;    /* MCC_OBS_* valid fields; others are unobserved */
@@ -457,7 +470,7 @@ struct mcc_task_detail {
 };
 
 /* Read-only statistics snapshot of one domain. */
-struct mcc_domain_stats {
+struct mcc_domain_stats_v1 {
 	uint32_t struct_size;
 	uint32_t state;         /* enum mcc_path_state */
 	uint64_t window_bytes;
@@ -494,7 +507,7 @@ enum mcc_lane_role {
 	MCC_LANE_MONITOR = 4,
 };
 
-struct mcc_lane_desc {
+struct mcc_lane_desc_v1 {
 	uint32_t struct_size;
 	uint32_t lane_id; /* 0 .. host->max_lanes-1, unique */
 	uint32_t role;    /* enum mcc_lane_role */
@@ -544,7 +557,7 @@ struct mcc_policy_v1 {
 	 * Errors: lane_open 0 / -errno (-EINVAL, -ENOMEM); lane_close none
 	 * (void; it cannot fail, and a NULL lane is ignored).
 	 */
-	int (*lane_open)(void *ctx, const struct mcc_lane_desc *desc, mcc_lane **lane);
+	int (*lane_open)(void *ctx, const struct mcc_lane_desc_v1 *desc, mcc_lane **lane);
 	void (*lane_close)(void *ctx, mcc_lane *lane);
 
 	/*
@@ -555,7 +568,7 @@ struct mcc_policy_v1 {
 	 * Errors: device_open 0 / -errno (-EINVAL, -ENOMEM); device_close none
 	 * (void; it cannot fail, and a NULL device is ignored).
 	 */
-	int (*device_open)(void *ctx, const struct mcc_device_desc *desc, mcc_device **dev);
+	int (*device_open)(void *ctx, const struct mcc_device_desc_v1 *desc, mcc_device **dev);
 	void (*device_close)(void *ctx, mcc_device *dev);
 
 	/*
@@ -571,7 +584,7 @@ struct mcc_policy_v1 {
 	 * route_close none (void; it cannot fail, a NULL route is ignored, and
 	 * each close drops one open of a handle route_open returned twice).
 	 */
-	int (*route_open)(void *ctx, mcc_device *dev, const struct mcc_route_desc *desc,
+	int (*route_open)(void *ctx, mcc_device *dev, const struct mcc_route_desc_v1 *desc,
 	                  mcc_route **route);
 	int (*route_rebind)(void *ctx, mcc_route *route, mcc_device *dev, uint32_t port_num,
 	                    uint32_t cq_id);
@@ -583,7 +596,7 @@ struct mcc_policy_v1 {
 	 * for the endpoint generation `generation`.
 	 * Returns MCC_ADMIT (permit live with `bytes` reserved in both domains),
 	 * MCC_DEFER or MCC_AVOID (nothing reserved; the permit holds only
-	 * permit->reason, which says why: struct mcc_permit), or a negative
+	 * permit->reason, which says why: struct mcc_permit_v1), or a negative
 	 * errno (-EINVAL: bad handle/zero bytes, the permit untouched; treat as
 	 * ADMIT-less pass-through: the host posts without a permit).
 	 * A failed second-domain reservation rolls back the first. An empty
@@ -593,7 +606,7 @@ struct mcc_policy_v1 {
 	 * Errors: -EINVAL (above); a refusal is a decision, not an error.
 	 */
 	int (*try_acquire)(mcc_lane *lane, mcc_route *route, uint64_t bytes, uint32_t generation,
-	                   const struct mcc_task_ref *task, struct mcc_permit *permit);
+	                   const struct mcc_task_ref_v1 *task, struct mcc_permit_v1 *permit);
 
 	/*
 	 * release - HOT PATH. Return `bytes` of a live permit without a WC:
@@ -604,7 +617,7 @@ struct mcc_policy_v1 {
 	 * Thread: the lane's thread.
 	 * Errors: -EALREADY (above), -EINVAL (NULL permit).
 	 */
-	int (*release)(mcc_lane *lane, struct mcc_permit *permit, uint64_t bytes, uint32_t reason);
+	int (*release)(mcc_lane *lane, struct mcc_permit_v1 *permit, uint64_t bytes, uint32_t reason);
 
 	/*
 	 * on_completion - HOT PATH. A polled WC for (part of) a live permit:
@@ -613,8 +626,8 @@ struct mcc_policy_v1 {
 	 * only. Thread: the poller lane (may differ from the posting lane).
 	 * Errors: none (void); a NULL permit or wc is ignored.
 	 */
-	void (*on_completion)(mcc_lane *lane, struct mcc_permit *permit,
-	                      const struct mcc_completion *wc);
+	void (*on_completion)(mcc_lane *lane, struct mcc_permit_v1 *permit,
+	                      const struct mcc_completion_v1 *wc);
 
 	/*
 	 * poller_progress - HOT PATH (once per poll pass, not per WC): the
@@ -629,14 +642,14 @@ struct mcc_policy_v1 {
 	 * handling. Scope never widens beyond the RFC table. Thread: monitor.
 	 * Errors: none (void); a NULL event is ignored.
 	 */
-	void (*on_async_event)(void *ctx, const struct mcc_async_event *ev);
+	void (*on_async_event)(void *ctx, const struct mcc_async_event_v1 *ev);
 
 	/*
 	 * on_signal - a non-WC signal; only kinds in init's signal_mask are
 	 * delivered. Thread: whichever engine thread owns the signal.
 	 * Errors: none (void); a NULL signal is ignored.
 	 */
-	void (*on_signal)(void *ctx, const struct mcc_signal *sig);
+	void (*on_signal)(void *ctx, const struct mcc_signal_v1 *sig);
 
 	/*
 	 * tick - one control epoch at host time `now_ns` (monotonic). All policy
@@ -690,8 +703,8 @@ struct mcc_policy_v1 {
 	 * that has met no anomaly has no record either: without host facts it
 	 * cannot be told from an unknown one, and both read UNKNOWN.
 	 */
-	int (*task_query)(void *ctx, const struct mcc_task_ref *task, uint32_t host_flags,
-	                  struct mcc_task_detail *out);
+	int (*task_query)(void *ctx, const struct mcc_task_ref_v1 *task, uint32_t host_flags,
+	                  struct mcc_task_detail_v1 *out);
 
 	/*
 	 * batch_free - drop all evidence of a batch: its tasks read as having no
@@ -707,7 +720,7 @@ struct mcc_policy_v1 {
 	 * out->struct_size. Thread: any, concurrently with everything.
 	 * Errors: 0 / -EINVAL (NULL domain or out, unknown kind).
 	 */
-	int (*domain_stats)(void *ctx, int kind, const void *domain, struct mcc_domain_stats *out);
+	int (*domain_stats)(void *ctx, int kind, const void *domain, struct mcc_domain_stats_v1 *out);
 
 	/*
 	 * dump - write the module's recorder (observe: JSON lines of normalised
@@ -745,15 +758,15 @@ struct mcc_policy_v1 {
 #define MCC_HOST_V1_0_SIZE 64u        /* struct mcc_host_v1 */
 #define MCC_CONFIG_V1_0_SIZE 112u     /* struct mcc_config_v1 */
 #define MCC_INIT_OUT_V1_0_SIZE 24u    /* struct mcc_init_out_v1 */
-#define MCC_DEVICE_DESC_V1_0_SIZE 32u /* struct mcc_device_desc */
-#define MCC_ROUTE_DESC_V1_0_SIZE 40u  /* struct mcc_route_desc */
-#define MCC_LANE_DESC_V1_0_SIZE 16u   /* struct mcc_lane_desc */
-#define MCC_COMPLETION_V1_0_SIZE 48u  /* struct mcc_completion */
-#define MCC_ASYNC_EVENT_V1_0_SIZE 48u /* struct mcc_async_event */
-#define MCC_SIGNAL_V1_0_SIZE 88u      /* struct mcc_signal */
-#define MCC_TASK_DETAIL_V1_0_SIZE 184u /* struct mcc_task_detail */
-#define MCC_DOMAIN_STATS_V1_0_SIZE 168u /* struct mcc_domain_stats */
-#define MCC_PERMIT_V1_SIZE 72u        /* struct mcc_permit: never grows in major 1 */
+#define MCC_DEVICE_DESC_V1_0_SIZE 32u /* struct mcc_device_desc_v1 */
+#define MCC_ROUTE_DESC_V1_0_SIZE 40u  /* struct mcc_route_desc_v1 */
+#define MCC_LANE_DESC_V1_0_SIZE 16u   /* struct mcc_lane_desc_v1 */
+#define MCC_COMPLETION_V1_0_SIZE 48u  /* struct mcc_completion_v1 */
+#define MCC_ASYNC_EVENT_V1_0_SIZE 48u /* struct mcc_async_event_v1 */
+#define MCC_SIGNAL_V1_0_SIZE 88u      /* struct mcc_signal_v1 */
+#define MCC_TASK_DETAIL_V1_0_SIZE 184u /* struct mcc_task_detail_v1 */
+#define MCC_DOMAIN_STATS_V1_0_SIZE 168u /* struct mcc_domain_stats_v1 */
+#define MCC_PERMIT_V1_SIZE 72u        /* struct mcc_permit_v1: never grows in major 1 */
 
 /* ------------------------------------------------------------ frozen layout */
 #if defined(__cplusplus)
@@ -774,21 +787,45 @@ MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, dump) == 192, "v1 layout");
  * assert names the last v1.0 member instead, as the descriptor's does. */
 MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, dump) + sizeof(void (*)(void)) ==
                       MCC_POLICY_V1_0_SIZE, "v1.0 size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_permit) == MCC_PERMIT_V1_SIZE, "permit size");
-MCC_STATIC_ASSERT(offsetof(struct mcc_permit, bytes) == 24, "permit layout");
-MCC_STATIC_ASSERT(offsetof(struct mcc_permit, task) == 40, "permit layout");
-MCC_STATIC_ASSERT(sizeof(struct mcc_completion) == MCC_COMPLETION_V1_0_SIZE, "completion size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_async_event) == MCC_ASYNC_EVENT_V1_0_SIZE, "async size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_signal) == MCC_SIGNAL_V1_0_SIZE, "signal size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_task_ref) == 24, "task ref size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_task_detail) == MCC_TASK_DETAIL_V1_0_SIZE, "detail size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_domain_stats) == MCC_DOMAIN_STATS_V1_0_SIZE, "stats size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_permit_v1) == MCC_PERMIT_V1_SIZE, "permit size");
+MCC_STATIC_ASSERT(offsetof(struct mcc_permit_v1, bytes) == 24, "permit layout");
+MCC_STATIC_ASSERT(offsetof(struct mcc_permit_v1, task) == 40, "permit layout");
+MCC_STATIC_ASSERT(sizeof(struct mcc_completion_v1) == MCC_COMPLETION_V1_0_SIZE, "completion size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_async_event_v1) == MCC_ASYNC_EVENT_V1_0_SIZE, "async size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_signal_v1) == MCC_SIGNAL_V1_0_SIZE, "signal size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_task_ref_v1) == 24, "task ref size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_task_detail_v1) == MCC_TASK_DETAIL_V1_0_SIZE, "detail size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_domain_stats_v1) == MCC_DOMAIN_STATS_V1_0_SIZE, "stats size");
 MCC_STATIC_ASSERT(sizeof(struct mcc_host_v1) == MCC_HOST_V1_0_SIZE, "host table size");
 MCC_STATIC_ASSERT(sizeof(struct mcc_config_v1) == MCC_CONFIG_V1_0_SIZE, "config size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_device_desc) == MCC_DEVICE_DESC_V1_0_SIZE, "dev desc size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_route_desc) == MCC_ROUTE_DESC_V1_0_SIZE, "route desc size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_device_desc_v1) == MCC_DEVICE_DESC_V1_0_SIZE, "dev desc size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_route_desc_v1) == MCC_ROUTE_DESC_V1_0_SIZE, "route desc size");
 MCC_STATIC_ASSERT(sizeof(struct mcc_init_out_v1) == MCC_INIT_OUT_V1_0_SIZE, "init out size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_lane_desc) == MCC_LANE_DESC_V1_0_SIZE, "lane desc size");
+MCC_STATIC_ASSERT(sizeof(struct mcc_lane_desc_v1) == MCC_LANE_DESC_V1_0_SIZE, "lane desc size");
+#endif
+
+/* ------------------------------------------------------- unversioned names */
+
+/*
+ * Ten of the v1 structs were first published without their _v1 suffix.
+ * Those spellings stay valid for the whole of major 1: each is a macro for
+ * the _v1 name, so `struct mcc_permit` and `struct mcc_permit_v1` are one
+ * type and old sources compile unchanged (tests/loader/bad/bad.c is such a
+ * source). New code uses the _v1 names. Define MCC_NO_UNVERSIONED_NAMES
+ * before including this header to keep the old spellings out of your
+ * namespace.
+ */
+#ifndef MCC_NO_UNVERSIONED_NAMES
+#define mcc_device_desc mcc_device_desc_v1
+#define mcc_route_desc mcc_route_desc_v1
+#define mcc_lane_desc mcc_lane_desc_v1
+#define mcc_task_ref mcc_task_ref_v1
+#define mcc_permit mcc_permit_v1
+#define mcc_completion mcc_completion_v1
+#define mcc_async_event mcc_async_event_v1
+#define mcc_signal mcc_signal_v1
+#define mcc_task_detail mcc_task_detail_v1
+#define mcc_domain_stats mcc_domain_stats_v1
 #endif
 
 #ifdef __cplusplus

@@ -86,7 +86,7 @@ static void null_fini(void *ctx)
 
 /* ---------------------------------------------------------------- lanes */
 
-static int null_lane_open(void *ctx, const struct mcc_lane_desc *desc, mcc_lane **lane)
+static int null_lane_open(void *ctx, const struct mcc_lane_desc_v1 *desc, mcc_lane **lane)
 {
 	(void)ctx;
 	if (!desc || !lane)
@@ -103,7 +103,7 @@ static void null_lane_close(void *ctx, mcc_lane *lane)
 
 /* -------------------------------------------------------------- domains */
 
-static int null_device_open(void *ctx, const struct mcc_device_desc *desc, mcc_device **dev)
+static int null_device_open(void *ctx, const struct mcc_device_desc_v1 *desc, mcc_device **dev)
 {
 	(void)ctx;
 	if (!desc || !dev)
@@ -118,7 +118,7 @@ static void null_device_close(void *ctx, mcc_device *dev)
 	(void)dev;
 }
 
-static int null_route_open(void *ctx, mcc_device *dev, const struct mcc_route_desc *desc,
+static int null_route_open(void *ctx, mcc_device *dev, const struct mcc_route_desc_v1 *desc,
                            mcc_route **route)
 {
 	(void)ctx;
@@ -150,9 +150,9 @@ static void null_route_close(void *ctx, mcc_route *route)
  * were live than asked for (then only the live bytes are settled). The last
  * settled byte kills the permit. A module with domains would also return the
  * bytes to the route and device windows and count the excess in
- * mcc_domain_stats.double_release.
+ * mcc_domain_stats_v1.double_release.
  */
-static int null_settle(struct mcc_permit *permit, uint64_t bytes)
+static int null_settle(struct mcc_permit_v1 *permit, uint64_t bytes)
 {
 	uint64_t live = (permit->flags & MCC_PERMIT_F_LIVE) ? permit->bytes : 0;
 	int rc = 0;
@@ -168,7 +168,7 @@ static int null_settle(struct mcc_permit *permit, uint64_t bytes)
 }
 
 static int null_try_acquire(mcc_lane *lane, mcc_route *route, uint64_t bytes, uint32_t generation,
-                            const struct mcc_task_ref *task, struct mcc_permit *permit)
+                            const struct mcc_task_ref_v1 *task, struct mcc_permit_v1 *permit)
 {
 	(void)lane; /* per-thread state would live behind it */
 	/* -EINVAL tells the host to post without a permit. A permit still
@@ -200,7 +200,7 @@ static int null_try_acquire(mcc_lane *lane, mcc_route *route, uint64_t bytes, ui
 	return MCC_ADMIT;
 }
 
-static int null_release(mcc_lane *lane, struct mcc_permit *permit, uint64_t bytes, uint32_t reason)
+static int null_release(mcc_lane *lane, struct mcc_permit_v1 *permit, uint64_t bytes, uint32_t reason)
 {
 	(void)lane;
 	(void)reason; /* a policy would count releases per enum mcc_release_reason */
@@ -209,8 +209,8 @@ static int null_release(mcc_lane *lane, struct mcc_permit *permit, uint64_t byte
 	return null_settle(permit, bytes);
 }
 
-static void null_on_completion(mcc_lane *lane, struct mcc_permit *permit,
-                               const struct mcc_completion *wc)
+static void null_on_completion(mcc_lane *lane, struct mcc_permit_v1 *permit,
+                               const struct mcc_completion_v1 *wc)
 {
 	(void)lane;
 	if (!permit || !wc)
@@ -230,13 +230,13 @@ static void null_poller_progress(mcc_lane *lane, mcc_device *dev, uint32_t ncqe)
 
 /* ---------------------------------------------------------- slow paths */
 
-static void null_on_async_event(void *ctx, const struct mcc_async_event *ev)
+static void null_on_async_event(void *ctx, const struct mcc_async_event_v1 *ev)
 {
 	(void)ctx;
 	(void)ev; /* no scope to isolate: nothing is admitted differently */
 }
 
-static void null_on_signal(void *ctx, const struct mcc_signal *sig)
+static void null_on_signal(void *ctx, const struct mcc_signal_v1 *sig)
 {
 	(void)ctx;
 	(void)sig; /* never delivered: init subscribed to no signal */
@@ -260,8 +260,8 @@ static void null_zero_tail(void *out, uint32_t struct_size, size_t our_size)
 		memset((char *)out + sizeof(uint32_t), 0, n - sizeof(uint32_t));
 }
 
-static int null_task_query(void *ctx, const struct mcc_task_ref *task, uint32_t host_flags,
-                           struct mcc_task_detail *out)
+static int null_task_query(void *ctx, const struct mcc_task_ref_v1 *task, uint32_t host_flags,
+                           struct mcc_task_detail_v1 *out)
 {
 	(void)ctx;
 	(void)host_flags;
@@ -270,7 +270,7 @@ static int null_task_query(void *ctx, const struct mcc_task_ref *task, uint32_t 
 	if (out) {
 		/* Every field unobserved (observed = 0): the controller is off. */
 		null_zero_tail(out, out->struct_size, sizeof(*out));
-		if (MCC_HAS_MEMBER(struct mcc_task_detail, out->struct_size, state))
+		if (MCC_HAS_MEMBER(struct mcc_task_detail_v1, out->struct_size, state))
 			out->state = MCC_TASK_UNKNOWN;
 	}
 	return MCC_TASK_UNKNOWN;
@@ -282,13 +282,13 @@ static void null_batch_free(void *ctx, uint64_t batch_id)
 	(void)batch_id; /* no evidence retained */
 }
 
-static int null_domain_stats(void *ctx, int kind, const void *domain, struct mcc_domain_stats *out)
+static int null_domain_stats(void *ctx, int kind, const void *domain, struct mcc_domain_stats_v1 *out)
 {
 	(void)ctx;
 	if ((kind != MCC_DOMAIN_DEVICE && kind != MCC_DOMAIN_ROUTE) || !domain || !out)
 		return -EINVAL;
 	null_zero_tail(out, out->struct_size, sizeof(*out));
-	if (MCC_HAS_MEMBER(struct mcc_domain_stats, out->struct_size, state))
+	if (MCC_HAS_MEMBER(struct mcc_domain_stats_v1, out->struct_size, state))
 		out->state = MCC_PATH_HEALTHY;
 	return 0;
 }

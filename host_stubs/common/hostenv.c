@@ -89,7 +89,7 @@ void mcc_host_tick_done(void)
 	pthread_mutex_unlock(&tick_mu);
 }
 
-void mcc_host_detail_unknown(struct mcc_task_detail *d)
+void mcc_host_detail_unknown(struct mcc_task_detail_v1 *d)
 {
 	uint32_t sz = d->struct_size;
 	memset(d, 0, sz < sizeof(*d) ? sz : sizeof(*d));
@@ -97,7 +97,7 @@ void mcc_host_detail_unknown(struct mcc_task_detail *d)
 	d->state = MCC_TASK_UNKNOWN;
 }
 
-void mcc_host_completion(struct mcc_completion *c, const struct mcc_fab_wc *wc,
+void mcc_host_completion(struct mcc_completion_v1 *c, const struct mcc_fab_wc *wc,
                          uint32_t generation, uint64_t bytes, uint64_t post_ns, uint64_t now)
 {
 	memset(c, 0, sizeof(*c));
@@ -113,9 +113,9 @@ void mcc_host_completion(struct mcc_completion *c, const struct mcc_fab_wc *wc,
 }
 
 int mcc_host_task_query(const struct mcc_policy_v1 *ops, void *ctx, uint64_t batch_id,
-                        uint64_t task_id, uint32_t facts, struct mcc_task_detail *d)
+                        uint64_t task_id, uint32_t facts, struct mcc_task_detail_v1 *d)
 {
-	struct mcc_task_ref ref = {batch_id, task_id, 0, 0};
+	struct mcc_task_ref_v1 ref = {batch_id, task_id, 0, 0};
 	int rc = ops->task_query(ctx, &ref, facts, d);
 	if (rc < 0) {
 		d->state = MCC_TASK_UNKNOWN;

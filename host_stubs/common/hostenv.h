@@ -141,16 +141,16 @@ uint32_t mcc_host_fab_tap_failed_gen(mcc_host_fab_tap *t, uint32_t node, uint32_
  * policy with the engine's MCC_TASKQ_* facts and projects its answer: a
  * task with no record reads UNKNOWN and returns 0; other errors are
  * returned with state UNKNOWN. */
-void mcc_host_detail_unknown(struct mcc_task_detail *d);
+void mcc_host_detail_unknown(struct mcc_task_detail_v1 *d);
 int mcc_host_task_query(const struct mcc_policy_v1 *ops, void *ctx, uint64_t batch_id,
-                        uint64_t task_id, uint32_t facts, struct mcc_task_detail *d);
+                        uint64_t task_id, uint32_t facts, struct mcc_task_detail_v1 *d);
 
 /* The policy's view of a polled WC (WorkerPool::performPollCq,
  * Workers::asyncPollCq): `wc` as the fabric returned it, with what the
  * engine kept at post time (generation, permit bytes, post timestamp).
  * complete_ns is never before post_ns (threaded executor: a post may carry a
  * later timestamp than the poller's `now`). */
-void mcc_host_completion(struct mcc_completion *c, const struct mcc_fab_wc *wc,
+void mcc_host_completion(struct mcc_completion_v1 *c, const struct mcc_fab_wc *wc,
                          uint32_t generation, uint64_t bytes, uint64_t post_ns, uint64_t now);
 
 /* Virtual CPU costs of the engines' steps under the sim executor (ns). */

@@ -188,7 +188,7 @@ static void eng_free(struct sender *s, uint64_t batch)
 		tent_free_batch(s->tent, batch);
 }
 
-static int eng_dstats(struct sender *s, uint32_t ctx, int seg, int dev, struct mcc_domain_stats *o)
+static int eng_dstats(struct sender *s, uint32_t ctx, int seg, int dev, struct mcc_domain_stats_v1 *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->struct_size = sizeof(*o);
@@ -376,7 +376,7 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 {
 	struct scn *sc = arg;
 	struct sender *s0 = &sc->snd[0];
-	struct mcc_domain_stats dv, rt;
+	struct mcc_domain_stats_v1 dv, rt;
 	int have_dv = eng_dstats(s0, (uint32_t)sc->watch_ctx, -1, 0, &dv) == 0;
 	int have_rt = eng_dstats(s0, (uint32_t)sc->watch_ctx, sc->watch_seg, sc->watch_dev, &rt) == 0;
 	if (have_rt && (int)rt.state != sc->last_state) {
@@ -416,7 +416,7 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 		eng_stats(s0, &es);
 		uint32_t q = 0;
 		for (uint32_t d = 0; d < sc->mcfg.devs_per_node; d++) {
-			struct mcc_domain_stats x;
+			struct mcc_domain_stats_v1 x;
 			if (eng_dstats(s0, (uint32_t)sc->watch_ctx, sc->watch_seg, (int)d, &x) == 0 &&
 			    x.state == MCC_PATH_QUARANTINED)
 				q |= 1u << d;
@@ -436,7 +436,7 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 		for (uint32_t c = sc->healthy_from_ctx; c < eng_nctx(&sc->snd[i]); c++)
 			for (uint32_t r = 0; r < sc->nrcv; r++)
 				for (uint32_t d = 0; d < sc->mcfg.devs_per_node; d++) {
-					struct mcc_domain_stats x;
+					struct mcc_domain_stats_v1 x;
 					if (eng_dstats(&sc->snd[i], c, (int)sc->rcv[r].node, (int)d, &x) == 0 &&
 					    x.state == MCC_PATH_QUARANTINED)
 						sc->healthy_quarantined++;
@@ -962,7 +962,7 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 		r->vcpu_ms += (double)es.vcpu / 1e6;
 		r->permits_leaked += es.permits_live;
 		for (uint32_t c = 0; c < eng_nctx(&sc->snd[i]); c++) {
-			struct mcc_domain_stats x;
+			struct mcc_domain_stats_v1 x;
 			if (eng_dstats(&sc->snd[i], c, -1, 0, &x) == 0)
 				r->permits_leaked += (int64_t)x.inflight_bytes; /* must be 0 */
 			for (uint32_t rr = 0; rr < sc->nrcv; rr++)
@@ -975,7 +975,7 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 		}
 	}
 	{
-		struct mcc_domain_stats x;
+		struct mcc_domain_stats_v1 x;
 		r->watch_final_state = eng_dstats(&sc->snd[0], (uint32_t)sc->watch_ctx, sc->watch_seg,
 		                                  sc->watch_dev, &x) == 0
 		                           ? x.state

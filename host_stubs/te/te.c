@@ -68,7 +68,7 @@ struct te_slice {
 	struct te_ep *ep;
 	uint64_t ts;
 	int status;
-	MCC_FIELD(struct mcc_permit permit; int admitted;)
+	MCC_FIELD(struct mcc_permit_v1 permit; int admitted;)
 };
 
 struct te_batch;
@@ -282,7 +282,7 @@ static void cc_signal(te_engine *e, uint32_t kind, struct te_ctx *ctx, struct te
 {
 	if (!(e->sig_mask & (1ull << kind))) /* off, or not subscribed */
 		return;
-	struct mcc_signal sig;
+	struct mcc_signal_v1 sig;
 	memset(&sig, 0, sizeof(sig));
 	sig.struct_size = sizeof(sig);
 	sig.kind = kind;
@@ -326,7 +326,7 @@ static void cc_route_open(te_engine *e, struct te_ctx *ctx, struct te_route *rt)
 			/* Quarantine evidence of the failed NIC stays with it: a
 			 * quarantined route is not carried to another device (the
 			 * RFC scope table: never expand to other local devices). */
-			struct mcc_domain_stats ds;
+			struct mcc_domain_stats_v1 ds;
 			memset(&ds, 0, sizeof(ds));
 			ds.struct_size = sizeof(ds);
 			if (e->ops->domain_stats(e->cc, MCC_DOMAIN_ROUTE, ort->cc, &ds) == 0 &&
@@ -342,7 +342,7 @@ static void cc_route_open(te_engine *e, struct te_ctx *ctx, struct te_route *rt)
 		}
 	}
 	if (!rt->cc) {
-		struct mcc_route_desc d;
+		struct mcc_route_desc_v1 d;
 		memset(&d, 0, sizeof(d));
 		d.struct_size = sizeof(d);
 		d.port_num = 1;
@@ -917,7 +917,7 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 			/* attempt: every dispatch of the slice (error retries and
 			 * re-dispatches after AVOID), so evidence of an earlier one
 			 * is resolved by a later success, never by a sibling's. */
-			struct mcc_task_ref tr = {(uint64_t)(uintptr_t)s->task->batch, s->task->task_id,
+			struct mcc_task_ref_v1 tr = {(uint64_t)(uintptr_t)s->task->batch, s->task->task_id,
 			                          s->retry_cnt + s->avoid_hops, 0};
 			int d = e->ops->try_acquire(w->lane, rt->cc, s->len, ep->gen, &tr, &s->permit);
 			if (d == MCC_DEFER) { /* leave it in its transport queue */
@@ -1164,7 +1164,7 @@ static int poll_wc(te_engine *e, struct te_worker *w, struct te_ep *ep, struct t
 #if MCC_CC_COMPILED_IN
 	/* WorkerPool::performPollCq: ibv_poll_cq returned this WC */
 	if (e->cc_on && s->admitted) {
-		struct mcc_completion c;
+		struct mcc_completion_v1 c;
 		mcc_host_completion(&c, wc, s->generation, s->permit.bytes, s->ts, now);
 		e->ops->on_completion(w->lane, &s->permit, &c);
 		s->admitted = 0;
@@ -1313,7 +1313,7 @@ static void handle_async(te_engine *e, struct te_ctx *ctx, const struct mcc_fab_
 	}
 #if MCC_CC_COMPILED_IN
 	/* WorkerPool::doProcessContextEvents: after the engine's own handling */
-	struct mcc_async_event ae;
+	struct mcc_async_event_v1 ae;
 	memset(&ae, 0, sizeof(ae));
 	ae.struct_size = sizeof(ae);
 	ae.event_type = ev->event_type;
@@ -1425,7 +1425,7 @@ static int cc_lane(te_engine *e, uint32_t role, mcc_lane **lane, int *id)
 	if (!e->cc_on)
 		return 0;
 	*id = mcc_host_lane_id_alloc();
-	struct mcc_lane_desc d = {sizeof(d), (uint32_t)(*id < 0 ? 0 : *id), role, 0};
+	struct mcc_lane_desc_v1 d = {sizeof(d), (uint32_t)(*id < 0 ? 0 : *id), role, 0};
 	if (*id < 0 || e->ops->lane_open(e->cc, &d, lane) != 0) {
 		*lane = NULL;
 		mcc_host_lane_id_free(*id);
@@ -1476,7 +1476,7 @@ te_engine *te_engine_create(const struct te_config *cfg, const struct mcc_host_e
 		e->fo->set_async_notify(ctx->dev, async_notify, ctx);
 #if MCC_CC_COMPILED_IN
 		/* RdmaContext construct: the device domain */
-		struct mcc_device_desc dd = {sizeof(dd), (uint32_t)ctx->idx, ctx->attr.name,
+		struct mcc_device_desc_v1 dd = {sizeof(dd), (uint32_t)ctx->idx, ctx->attr.name,
 		                             ctx->attr.num_ports, 0, ctx->attr.link_rate_bps};
 		if (!e->cc_on || e->ops->device_open(e->cc, &dd, &ctx->ccdev) != 0)
 			ctx->ccdev = NULL;
@@ -1668,7 +1668,7 @@ int te_submit(te_engine *e, uint64_t batch_id, const struct te_request *reqs, si
 			s->opcode = q->opcode;
 			s->seg = q->target_id;
 			MCC_HOOK(if (e->cc_on) {
-				struct mcc_permit pi = MCC_PERMIT_INIT;
+				struct mcc_permit_v1 pi = MCC_PERMIT_INIT;
 				s->permit = pi;
 			})
 		}
@@ -1716,7 +1716,7 @@ int te_free_batch(te_engine *e, uint64_t batch_id)
 }
 
 int te_get_task_congestion_detail(te_engine *e, uint64_t batch_id, uint64_t task_id,
-                                  struct mcc_task_detail *detail)
+                                  struct mcc_task_detail_v1 *detail)
 {
 	struct te_batch *b = batch_of(batch_id);
 	if (!b || task_id >= b->n || !detail || detail->struct_size < 8)
@@ -1744,7 +1744,7 @@ int te_get_task_congestion_detail(te_engine *e, uint64_t batch_id, uint64_t task
 
 int te_get_task_congestion_state(te_engine *e, uint64_t batch_id, uint64_t task_id, int *state)
 {
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	memset(&d, 0, sizeof(d));
 	d.struct_size = sizeof(d);
 	if (!state)
@@ -1797,7 +1797,7 @@ void te_inject_poller_stall(te_engine *e, uint32_t ctx, uint64_t dur)
 		atomic_store(&e->ctx[ctx].stall_until, now_of(e) + dur);
 }
 
-int te_domain_stats(te_engine *e, uint32_t ctx, int seg, int dev, struct mcc_domain_stats *out)
+int te_domain_stats(te_engine *e, uint32_t ctx, int seg, int dev, struct mcc_domain_stats_v1 *out)
 {
 #if MCC_CC_COMPILED_IN
 	if (ctx >= e->nctx)

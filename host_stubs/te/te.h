@@ -13,7 +13,7 @@
 #define MCC_TE_H
 
 #include "../common/hostenv.h"
-#include "mcc_policy_v1.h" /* types only (struct mcc_task_detail) */
+#include "mcc_policy_v1.h" /* types only (struct mcc_task_detail_v1) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -93,7 +93,7 @@ int te_free_batch(te_engine *e, uint64_t batch_id);
  * te_free_batch. Never polls, posts or probes. 0 or -errno. */
 int te_get_task_congestion_state(te_engine *e, uint64_t batch_id, uint64_t task_id, int *state);
 int te_get_task_congestion_detail(te_engine *e, uint64_t batch_id, uint64_t task_id,
-                                  struct mcc_task_detail *detail);
+                                  struct mcc_task_detail_v1 *detail);
 
 /* Completion notification (USE_EVENT_DRIVEN_COMPLETION analog). */
 void te_set_task_notify(te_engine *e, void (*fn)(void *arg, uint64_t batch_id, uint64_t task_id),
@@ -108,7 +108,7 @@ void te_inject_poller_stall(te_engine *e, uint32_t ctx, uint64_t dur_ns);
  * snapshot of the device domain of context `ctx` or of its route to
  * (segment, peer device). -ENOENT when absent, -EOPNOTSUPP compiled out. */
 int te_domain_stats(te_engine *e, uint32_t ctx, int route_seg, int route_dev,
-                    struct mcc_domain_stats *out);
+                    struct mcc_domain_stats_v1 *out);
 /* "off", "observe", "enforce" or "compiled-out". */
 const char *te_cc_mode(const te_engine *e);
 

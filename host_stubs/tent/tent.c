@@ -83,7 +83,7 @@ struct tent_rec {
 	uint64_t post_ts;
 	uint32_t bytes;
 	int src_dev;
-	MCC_FIELD(int admitted; struct mcc_permit permit;)
+	MCC_FIELD(int admitted; struct mcc_permit_v1 permit;)
 };
 
 struct tent_qp {
@@ -298,7 +298,7 @@ static void cc_signal(tent_engine *e, uint32_t kind, struct tent_dev *d, struct 
 {
 	if (!(e->sig_mask & (1ull << kind))) /* off, or not subscribed */
 		return;
-	struct mcc_signal sig;
+	struct mcc_signal_v1 sig;
 	memset(&sig, 0, sizeof(sig));
 	sig.struct_size = sizeof(sig);
 	sig.kind = kind;
@@ -470,7 +470,7 @@ static struct tent_route *route_get(tent_engine *e, struct tent_dev *d, uint32_t
 		rt->rdev = rdev;
 		snprintf(rt->path, sizeof(rt->path), "node%u:12345@mlx5_%d", seg, rdev);
 #if MCC_CC_COMPILED_IN
-		struct mcc_route_desc rd = {sizeof(rd), 1, e->fo->cq_id(d->cq[0]), 0,
+		struct mcc_route_desc_v1 rd = {sizeof(rd), 1, e->fo->cq_id(d->cq[0]), 0,
 		                            ((uint64_t)d->idx << 32) | ((uint64_t)seg << 8) | (uint64_t)rdev,
 		                            rt->path, seg};
 		if (!e->cc_on || !d->ccdev || e->ops->route_open(e->cc, d->ccdev, &rd, &rt->cc) != 0)
@@ -741,10 +741,10 @@ static int submit_slice(struct tent_lane *l, struct tent_slice *s, struct tent_r
 	/* Workers::asyncPostSend -> RdmaEndPoint::submitSlices: admission right
 	 * before ibv_post_send, after getEndpoint resolved the path. */
 	if (e->cc_on && rt->cc) {
-		struct mcc_permit pi = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 pi = MCC_PERMIT_INIT;
 		r->permit = pi;
 		/* attempt counts every dispatch (retries and AVOID moves) */
-		struct mcc_task_ref tr = {(uint64_t)(uintptr_t)s->task->batch, s->task->id,
+		struct mcc_task_ref_v1 tr = {(uint64_t)(uintptr_t)s->task->batch, s->task->id,
 		                          s->retry_count + s->avoid_hops, 0};
 		uint64_t now = now_of(e);
 		if (atomic_load(&rt->avoid_until) > now) { /* backing off: not offered */
@@ -974,7 +974,7 @@ static void poll_wc(struct tent_lane *l, struct tent_dev *d, struct tent_rec *r,
 #if MCC_CC_COMPILED_IN
 	/* Workers::asyncPollCq: ibv_poll_cq returned this WC */
 	if (e->cc_on && r->admitted) {
-		struct mcc_completion c;
+		struct mcc_completion_v1 c;
 		mcc_host_completion(&c, wc, r->gen, r->permit.bytes, r->post_ts, now);
 		e->ops->on_completion(l->lane, &r->permit, &c);
 		r->admitted = 0;
@@ -1112,7 +1112,7 @@ static void handle_event(tent_engine *e, struct tent_dev *d, const struct mcc_fa
 	for (uint32_t i = 0; i < e->nlanes; i++)
 		mcc_exec_wake(e->lanes[i].actor, now);
 #if MCC_CC_COMPILED_IN
-	struct mcc_async_event ae;
+	struct mcc_async_event_v1 ae;
 	memset(&ae, 0, sizeof(ae));
 	ae.struct_size = sizeof(ae);
 	ae.event_type = ev->event_type;
@@ -1236,7 +1236,7 @@ tent_engine *tent_engine_create(const struct tent_config *cfg, const struct mcc_
 		snprintf(l->name, sizeof(l->name), "tent%u.lane%u", cfg->node, w);
 #if MCC_CC_COMPILED_IN
 		l->lane_id = e->cc_on ? mcc_host_lane_id_alloc() : -1;
-		struct mcc_lane_desc ld = {sizeof(ld), (uint32_t)(l->lane_id < 0 ? 0 : l->lane_id),
+		struct mcc_lane_desc_v1 ld = {sizeof(ld), (uint32_t)(l->lane_id < 0 ? 0 : l->lane_id),
 		                           MCC_LANE_POST_POLL, 0};
 		if (l->lane_id < 0 || e->ops->lane_open(e->cc, &ld, &l->lane) != 0) {
 			l->lane = NULL;
@@ -1262,7 +1262,7 @@ tent_engine *tent_engine_create(const struct tent_config *cfg, const struct mcc_
 		atomic_store(&d->enabled, 1);
 		e->fo->set_async_notify(d->dev, async_notify, d);
 #if MCC_CC_COMPILED_IN
-		struct mcc_device_desc dd = {sizeof(dd), (uint32_t)d->idx, d->attr.name, d->attr.num_ports,
+		struct mcc_device_desc_v1 dd = {sizeof(dd), (uint32_t)d->idx, d->attr.name, d->attr.num_ports,
 		                             0, d->attr.link_rate_bps};
 		if (!e->cc_on || e->ops->device_open(e->cc, &dd, &d->ccdev) != 0)
 			d->ccdev = NULL;
@@ -1466,7 +1466,7 @@ int tent_free_batch(tent_engine *e, uint64_t batch_id)
 }
 
 int tent_get_task_congestion_detail(tent_engine *e, uint64_t batch_id, uint64_t task_id,
-                                    struct mcc_task_detail *detail)
+                                    struct mcc_task_detail_v1 *detail)
 {
 	struct tent_batch *b = batch_of(batch_id);
 	if (!b || task_id >= b->n || !detail || detail->struct_size < 8)
@@ -1494,7 +1494,7 @@ int tent_get_task_congestion_detail(tent_engine *e, uint64_t batch_id, uint64_t 
 
 int tent_get_task_congestion_state(tent_engine *e, uint64_t batch_id, uint64_t task_id, int *state)
 {
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	memset(&d, 0, sizeof(d));
 	d.struct_size = sizeof(d);
 	if (!state)
@@ -1548,7 +1548,7 @@ void tent_inject_poller_stall(tent_engine *e, uint32_t lane, uint64_t dur)
 			atomic_store(&e->lanes[w].stall_until, now_of(e) + dur);
 }
 
-int tent_domain_stats(tent_engine *e, uint32_t dev, int seg, int rdev, struct mcc_domain_stats *out)
+int tent_domain_stats(tent_engine *e, uint32_t dev, int seg, int rdev, struct mcc_domain_stats_v1 *out)
 {
 #if MCC_CC_COMPILED_IN
 	if (dev >= e->ndev)

@@ -90,14 +90,14 @@ int tent_free_batch(tent_engine *e, uint64_t batch_id);
 /* RFC caller observability (enum mcc_task_state); 0 or -errno. */
 int tent_get_task_congestion_state(tent_engine *e, uint64_t batch_id, uint64_t task_id, int *state);
 int tent_get_task_congestion_detail(tent_engine *e, uint64_t batch_id, uint64_t task_id,
-                                    struct mcc_task_detail *detail);
+                                    struct mcc_task_detail_v1 *detail);
 
 void tent_set_task_notify(tent_engine *e, void (*fn)(void *, uint64_t, uint64_t), void *arg);
 void tent_get_stats(tent_engine *e, struct tent_stats *out);
 uint32_t tent_num_devices(const tent_engine *e);
 void tent_inject_poller_stall(tent_engine *e, uint32_t lane, uint64_t dur_ns);
 int tent_domain_stats(tent_engine *e, uint32_t dev, int route_seg, int route_dev,
-                      struct mcc_domain_stats *out);
+                      struct mcc_domain_stats_v1 *out);
 const char *tent_cc_mode(const tent_engine *e);
 
 /* A self-contained demo world (2 machines on the fabric model, sim

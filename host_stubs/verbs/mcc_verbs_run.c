@@ -112,7 +112,7 @@ struct dom {
 	int kind; /* MCC_DOMAIN_DEVICE / MCC_DOMAIN_ROUTE */
 	uint32_t c, d; /* local device (ctx) / peer device */
 	int seen, gone; /* gone: no longer owned here (TE handed the route to another NIC) */
-	struct mcc_domain_stats last;
+	struct mcc_domain_stats_v1 last;
 	struct dsample *s;
 	uint32_t ns;
 };
@@ -310,7 +310,7 @@ static void on_async(void *arg, uint32_t node, uint32_t dev, const struct mcc_fa
 
 /* --------------------------------------------------------------- engines */
 
-static int eng_stats(uint32_t c, int seg, int dev, struct mcc_domain_stats *out)
+static int eng_stats(uint32_t c, int seg, int dev, struct mcc_domain_stats_v1 *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->struct_size = sizeof(*out);
@@ -318,7 +318,7 @@ static int eng_stats(uint32_t c, int seg, int dev, struct mcc_domain_stats *out)
 	                            : tent_domain_stats(W.tent, c, seg, dev, out);
 }
 
-static int eng_detail(uint64_t batch, struct mcc_task_detail *d)
+static int eng_detail(uint64_t batch, struct mcc_task_detail_v1 *d)
 {
 	memset(d, 0, sizeof(*d));
 	d->struct_size = sizeof(*d);
@@ -475,7 +475,7 @@ static int submit(uint32_t i)
 	return 0;
 }
 
-static void note_task_state(struct slot *s, const struct mcc_task_detail *d, const char *when)
+static void note_task_state(struct slot *s, const struct mcc_task_detail_v1 *d, const char *when)
 {
 	int st = (int)d->state, rs = (d->observed & MCC_OBS_REASON) ? (int)d->reason : 0;
 	if (st >= 0 && st < 4 && st != s->last_state)
@@ -500,7 +500,7 @@ static void note_task_state(struct slot *s, const struct mcc_task_detail *d, con
 static void finish_task(struct slot *s, uint32_t i)
 {
 	int st = eng_status(s->batch);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	eng_detail(s->batch, &d);
 	note_task_state(s, &d, st > 0 ? "done" : "failed");
 	if (d.state < 4)
@@ -541,7 +541,7 @@ static uint64_t app_step(void *arg, uint64_t now)
 		if (s->busy && eng_status(s->batch) != 0)
 			finish_task(s, i);
 		else if (s->busy && MCC_CC_COMPILED_IN) { /* the caller's query in flight */
-			struct mcc_task_detail d;
+			struct mcc_task_detail_v1 d;
 			eng_detail(s->batch, &d);
 			note_task_state(s, &d, "inflight");
 		}
@@ -576,7 +576,7 @@ static void dom_add(int kind, uint32_t c, uint32_t d)
 
 static void dom_sample(struct dom *x, uint64_t t)
 {
-	struct mcc_domain_stats st;
+	struct mcc_domain_stats_v1 st;
 	int rc = x->kind == MCC_DOMAIN_DEVICE ? eng_stats(x->c, -1, 0, &st)
 	                                      : eng_stats(x->c, SEG, (int)x->d, &st);
 	if (rc) {
@@ -843,7 +843,7 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 		if (!s->busy)
 			continue;
 		unfinished++;
-		struct mcc_task_detail d;
+		struct mcc_task_detail_v1 d;
 		eng_detail(s->batch, &d);
 		note_task_state(s, &d, "inflight");
 	}

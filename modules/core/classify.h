@@ -27,7 +27,7 @@ enum mcc_src {
 
 /* aux for MCC_SRC_SIGNAL / MCC_SIG_SOFT_DEADLINE: the device's poller made
  * progress in the epoch of the deadline. For MCC_SIG_CM_EVENT, aux is the
- * rdma_cm event type (mcc_signal.raw). */
+ * rdma_cm event type (mcc_signal_v1.raw). */
 #define MCC_CLS_AUX_POLLER_PROGRESS 1u
 
 /* Controller actions (mcc_cls.flags). */

@@ -563,7 +563,7 @@ static void credit_snapshot(struct mcc_core *core)
 }
 
 /* Evidence from a slow path (core->lock held). */
-static void ev_slow(struct mcc_core *core, const struct mcc_task_ref *task, uint32_t reason,
+static void ev_slow(struct mcc_core *core, const struct mcc_task_ref_v1 *task, uint32_t reason,
                     uint32_t scope, struct mcc_route *r, uint32_t generation, uint64_t now)
 {
 	if (!mcc_task_is_set(task) || reason == MCC_REASON_NONE)
@@ -727,7 +727,7 @@ static void quarantine_scope(struct mcc_core *core, uint32_t scope, struct mcc_d
 	}
 }
 
-void mcc_core_on_async_event(void *ctx, const struct mcc_async_event *ev)
+void mcc_core_on_async_event(void *ctx, const struct mcc_async_event_v1 *ev)
 {
 	struct mcc_core *core = ctx;
 	if (!core || !ev || !ev->device)
@@ -754,7 +754,7 @@ void mcc_core_on_async_event(void *ctx, const struct mcc_async_event *ev)
 	pthread_mutex_unlock(&core->lock);
 }
 
-void mcc_core_on_signal(void *ctx, const struct mcc_signal *sig)
+void mcc_core_on_signal(void *ctx, const struct mcc_signal_v1 *sig)
 {
 	struct mcc_core *core = ctx;
 	if (!core || !sig)

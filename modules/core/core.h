@@ -512,7 +512,7 @@ struct mcc_recorder {
 struct mcc_deadline {
 	struct mcc_route *route;
 	struct mcc_device *dev;
-	struct mcc_task_ref task;
+	struct mcc_task_ref_v1 task;
 	uint32_t generation;
 	uint32_t reserved0;
 	uint64_t ts;
@@ -576,23 +576,23 @@ uint64_t mcc_dom_inflight_admission(const struct mcc_dom *d);
 void mcc_lane_flush_all(struct mcc_lane *lane);
 uint64_t mcc_core_now(const struct mcc_core *core); /* host clock (slow path) */
 
-int mcc_core_lane_open(void *ctx, const struct mcc_lane_desc *desc, mcc_lane **lane);
+int mcc_core_lane_open(void *ctx, const struct mcc_lane_desc_v1 *desc, mcc_lane **lane);
 void mcc_core_lane_close(void *ctx, mcc_lane *lane);
 int mcc_core_try_acquire(mcc_lane *lane, mcc_route *route, uint64_t bytes, uint32_t generation,
-                         const struct mcc_task_ref *task, struct mcc_permit *permit);
-int mcc_core_release(mcc_lane *lane, struct mcc_permit *permit, uint64_t bytes, uint32_t reason);
-void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit *permit,
-                            const struct mcc_completion *wc);
+                         const struct mcc_task_ref_v1 *task, struct mcc_permit_v1 *permit);
+int mcc_core_release(mcc_lane *lane, struct mcc_permit_v1 *permit, uint64_t bytes, uint32_t reason);
+void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit_v1 *permit,
+                            const struct mcc_completion_v1 *wc);
 void mcc_core_poller_progress(mcc_lane *lane, mcc_device *dev, uint32_t ncqe);
 /* The general path alone, correct in every case: the reference the fast
  * paths above fall back to (also driven directly by test_admission_diff). */
 int mcc_core_acquire_general(struct mcc_lane *lane, struct mcc_route *r, uint64_t bytes,
-                             uint32_t generation, const struct mcc_task_ref *task,
-                             struct mcc_permit *p);
-int mcc_core_release_general(struct mcc_lane *lane, struct mcc_permit *p, uint64_t bytes,
+                             uint32_t generation, const struct mcc_task_ref_v1 *task,
+                             struct mcc_permit_v1 *p);
+int mcc_core_release_general(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t bytes,
                              uint32_t reason);
-void mcc_core_completion_general(struct mcc_lane *lane, struct mcc_permit *p,
-                                 const struct mcc_completion *wc);
+void mcc_core_completion_general(struct mcc_lane *lane, struct mcc_permit_v1 *p,
+                                 const struct mcc_completion_v1 *wc);
 
 /* -------------------------------------------------------------- control.c */
 
@@ -608,8 +608,8 @@ uint32_t mcc_dom_device_id(const struct mcc_dom *d);
 uint64_t mcc_dom_route_id(const struct mcc_dom *d);
 
 void mcc_core_tick(void *ctx, uint64_t now_ns);
-void mcc_core_on_async_event(void *ctx, const struct mcc_async_event *ev);
-void mcc_core_on_signal(void *ctx, const struct mcc_signal *sig);
+void mcc_core_on_async_event(void *ctx, const struct mcc_async_event_v1 *ev);
+void mcc_core_on_signal(void *ctx, const struct mcc_signal_v1 *sig);
 
 /* ------------------------------------------------------------- evidence.c */
 
@@ -619,7 +619,7 @@ int mcc_ev_ring_init(struct mcc_evring *ring);
 void mcc_ev_ring_fini(struct mcc_evring *ring);
 /* hot path (lane) */
 void mcc_ev_lane_anomaly(struct mcc_lane *lane, struct mcc_ev *rec);
-void mcc_ev_lane_success(struct mcc_lane *lane, const struct mcc_task_ref *task,
+void mcc_ev_lane_success(struct mcc_lane *lane, const struct mcc_task_ref_v1 *task,
                          uint32_t generation);
 /* slow path, core->lock held */
 void mcc_ev_drain(struct mcc_core *core);
@@ -628,11 +628,11 @@ void mcc_ev_route_recovered(struct mcc_core *core, uint32_t name_idx);
 uint32_t mcc_reg_get(struct mcc_core *core, uint32_t device_id, uint64_t route_id,
                      const char *path);
 
-int mcc_core_task_query(void *ctx, const struct mcc_task_ref *task, uint32_t host_flags,
-                        struct mcc_task_detail *out);
+int mcc_core_task_query(void *ctx, const struct mcc_task_ref_v1 *task, uint32_t host_flags,
+                        struct mcc_task_detail_v1 *out);
 void mcc_core_batch_free(void *ctx, uint64_t batch_id);
 
-static inline bool mcc_task_is_set(const struct mcc_task_ref *t)
+static inline bool mcc_task_is_set(const struct mcc_task_ref_v1 *t)
 {
 	return t && (t->batch_id || t->task_id);
 }
@@ -642,7 +642,7 @@ static inline bool mcc_task_is_set(const struct mcc_task_ref *t)
  * a load wider than those stores cannot be forwarded from the store buffer
  * and stalls (~15 cycles on x86), so the copy must not be merged into one
  * vector load: relaxed atomic loads are never combined. */
-static inline void mcc_task_set(struct mcc_task_ref *dst, const struct mcc_task_ref *src)
+static inline void mcc_task_set(struct mcc_task_ref_v1 *dst, const struct mcc_task_ref_v1 *src)
 {
 	if (src) {
 		dst->batch_id = __atomic_load_n(&src->batch_id, __ATOMIC_RELAXED);
@@ -662,7 +662,7 @@ static inline void mcc_task_set(struct mcc_task_ref *dst, const struct mcc_task_
  * lane checked the same task attempt there is nothing new to check (no
  * hash, no bloom line). An increment not yet counted is concurrent with
  * this completion and ordered after it. */
-static inline void mcc_ev_success(struct mcc_lane *lane, const struct mcc_task_ref *task,
+static inline void mcc_ev_success(struct mcc_lane *lane, const struct mcc_task_ref_v1 *task,
                                   uint32_t generation)
 {
 	if (!mcc_task_is_set(task) ||

@@ -154,7 +154,7 @@ static inline void fb_completion(struct mcc_feedback *f, uint64_t n, uint64_t la
 }
 
 /* A completion's latency, 0 when the host did not sample it. */
-static inline uint64_t wc_latency(const struct mcc_completion *wc)
+static inline uint64_t wc_latency(const struct mcc_completion_v1 *wc)
 {
 	return wc->post_ns && wc->complete_ns > wc->post_ns ? wc->complete_ns - wc->post_ns : 0;
 }
@@ -381,7 +381,7 @@ static uint64_t cooldown_left_hot(const struct mcc_core *core, const struct mcc_
 
 /* Fill an evidence record from hot-path facts (no clock: the observation
  * time is the completion timestamp when sampled, else the last tick). */
-static void ev_fill(struct mcc_lane *lane, struct mcc_ev *e, const struct mcc_task_ref *task,
+static void ev_fill(struct mcc_lane *lane, struct mcc_ev *e, const struct mcc_task_ref_v1 *task,
                     uint32_t reason, uint32_t scope, const struct mcc_route *r,
                     const struct mcc_dom *obs, uint32_t generation, uint64_t ts)
 {
@@ -414,7 +414,7 @@ static void ev_fill(struct mcc_lane *lane, struct mcc_ev *e, const struct mcc_ta
 static void rec_put(struct mcc_core *core, uint32_t kind, uint32_t cls, uint32_t scope,
                     uint32_t reason, const struct mcc_route *r, const struct mcc_device *dv,
                     uint32_t from, uint32_t to, uint32_t generation, uint64_t bytes, uint64_t ts,
-                    const struct mcc_completion *wc, uint32_t code)
+                    const struct mcc_completion_v1 *wc, uint32_t code)
 {
 	struct mcc_rec_entry e = { 0 };
 	e.ts = ts ? ts : atomic_load_explicit(&core->now_ns, RLX);
@@ -446,7 +446,7 @@ static void rec_put(struct mcc_core *core, uint32_t kind, uint32_t cls, uint32_t
 
 /* ---------------------------------------------------------------- lanes */
 
-int mcc_core_lane_open(void *ctx, const struct mcc_lane_desc *desc, mcc_lane **out)
+int mcc_core_lane_open(void *ctx, const struct mcc_lane_desc_v1 *desc, mcc_lane **out)
 {
 	struct mcc_core *core = ctx;
 	if (!core || !desc || !out || desc->lane_id >= core->max_lanes)
@@ -503,7 +503,7 @@ void mcc_core_lane_close(void *ctx, mcc_lane *lane)
 
 static COLD int refuse(struct mcc_lane *lane, struct mcc_route *r, struct mcc_device *dv,
                        struct mcc_dom *by, int decision, uint64_t bytes, uint32_t generation,
-                       const struct mcc_task_ref *task, struct mcc_permit *p)
+                       const struct mcc_task_ref_v1 *task, struct mcc_permit_v1 *p)
 {
 	struct mcc_core *core = lane->core;
 	struct mcc_cls c = mcc_classify(MCC_SRC_DECISION, decision, 0);
@@ -526,14 +526,14 @@ static COLD int refuse(struct mcc_lane *lane, struct mcc_route *r, struct mcc_de
 	/* a refused permit is dead and names no domain (mcc_policy_v1.h): a
 	 * fast path may have filled it before declining; `task` may point
 	 * into it, so this comes last */
-	*p = (struct mcc_permit){ .struct_size = p->struct_size, .reason = c.reason };
+	*p = (struct mcc_permit_v1){ .struct_size = p->struct_size, .reason = c.reason };
 	return decision;
 }
 
 /* Fill a permit admitted on (r, dv). */
-static inline void permit_fill(struct mcc_permit *p, struct mcc_route *r, struct mcc_device *dv,
+static inline void permit_fill(struct mcc_permit_v1 *p, struct mcc_route *r, struct mcc_device *dv,
                                uint64_t bytes, uint32_t generation,
-                               const struct mcc_task_ref *task)
+                               const struct mcc_task_ref_v1 *task)
 {
 	p->flags = MCC_PERMIT_F_LIVE;
 	p->route = r;
@@ -547,8 +547,8 @@ static inline void permit_fill(struct mcc_permit *p, struct mcc_route *r, struct
 /* The general admission path: any state, exact or credit mode, cache misses,
  * stale epochs, refills, generation and slice-size bookkeeping. */
 NOINLINE int mcc_core_acquire_general(struct mcc_lane *lane, struct mcc_route *r, uint64_t bytes,
-                                      uint32_t generation, const struct mcc_task_ref *task,
-                                      struct mcc_permit *p)
+                                      uint32_t generation, const struct mcc_task_ref_v1 *task,
+                                      struct mcc_permit_v1 *p)
 {
 	struct mcc_device *dv = atomic_load_explicit(&r->dev, ACQ);
 	struct mcc_dom *rd = &r->d, *dd = &dv->d;
@@ -626,7 +626,7 @@ admitted:
 
 /* ------------------------------------------------------------- settlement */
 
-static COLD void count_double(struct mcc_permit *p)
+static COLD void count_double(struct mcc_permit_v1 *p)
 {
 	if (p->route)
 		atomic_fetch_add_explicit(&p->route->d.double_release, 1, RLX);
@@ -634,7 +634,7 @@ static COLD void count_double(struct mcc_permit *p)
 		atomic_fetch_add_explicit(&p->device->d.double_release, 1, RLX);
 }
 
-NOINLINE int mcc_core_release_general(struct mcc_lane *lane, struct mcc_permit *p, uint64_t bytes,
+NOINLINE int mcc_core_release_general(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t bytes,
                                       uint32_t reason)
 {
 	uint64_t live = (p->flags & MCC_PERMIT_F_LIVE) ? p->bytes : 0;
@@ -669,7 +669,7 @@ NOINLINE int mcc_core_release_general(struct mcc_lane *lane, struct mcc_permit *
 	return rc;
 }
 
-static COLD void probe_success(struct mcc_permit *p, uint64_t rctl, uint64_t dctl)
+static COLD void probe_success(struct mcc_permit_v1 *p, uint64_t rctl, uint64_t dctl)
 {
 	if (mcc_ctl_state(rctl) == MCC_PATH_PROBING)
 		atomic_fetch_add_explicit(&p->route->d.probe_ok, 1, RLX);
@@ -677,7 +677,7 @@ static COLD void probe_success(struct mcc_permit *p, uint64_t rctl, uint64_t dct
 		atomic_fetch_add_explicit(&p->device->d.probe_ok, 1, RLX);
 }
 
-static COLD void congestion_feedback(struct mcc_lane *lane, struct mcc_permit *p, uint64_t rctl,
+static COLD void congestion_feedback(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t rctl,
                                      uint32_t generation, uint64_t ts)
 {
 	struct mcc_core *core = lane->core;
@@ -697,8 +697,8 @@ static COLD void congestion_feedback(struct mcc_lane *lane, struct mcc_permit *p
 	mcc_ev_lane_anomaly(lane, &e);
 }
 
-static COLD void error_feedback(struct mcc_lane *lane, struct mcc_permit *p,
-                                const struct mcc_completion *wc, uint64_t rctl, uint64_t dctl,
+static COLD void error_feedback(struct mcc_lane *lane, struct mcc_permit_v1 *p,
+                                const struct mcc_completion_v1 *wc, uint64_t rctl, uint64_t dctl,
                                 uint32_t gen, uint64_t n)
 {
 	struct mcc_core *core = lane->core;
@@ -775,8 +775,8 @@ static inline bool ctl_congested(uint64_t rctl, uint64_t dctl)
  * success record (it may resolve the task's older evidence), then the
  * congestion evidence (states as of now: a tick in between moves the
  * evidence to the next completion, as if this one were polled later). */
-static COLD void completion_evidence(struct mcc_lane *lane, struct mcc_permit *p,
-                                     const struct mcc_completion *wc)
+static COLD void completion_evidence(struct mcc_lane *lane, struct mcc_permit_v1 *p,
+                                     const struct mcc_completion_v1 *wc)
 {
 	uint32_t gen = wc->generation ? wc->generation : p->generation;
 	if (ev_active(lane))
@@ -788,15 +788,15 @@ static COLD void completion_evidence(struct mcc_lane *lane, struct mcc_permit *p
 }
 
 /* The WC when completion_evidence() has work, else NULL. */
-static inline const struct mcc_completion *evidence_of(struct mcc_lane *lane,
-                                                       const struct mcc_completion *wc,
+static inline const struct mcc_completion_v1 *evidence_of(struct mcc_lane *lane,
+                                                       const struct mcc_completion_v1 *wc,
                                                        uint64_t rctl, uint64_t dctl)
 {
 	return ctl_congested(rctl, dctl) || ev_active(lane) ? wc : NULL;
 }
 
-NOINLINE void mcc_core_completion_general(struct mcc_lane *lane, struct mcc_permit *p,
-                                          const struct mcc_completion *wc)
+NOINLINE void mcc_core_completion_general(struct mcc_lane *lane, struct mcc_permit_v1 *p,
+                                          const struct mcc_completion_v1 *wc)
 {
 	if (UNLIKELY(!p->route || !p->device))
 		return;
@@ -916,7 +916,7 @@ static COLD void pend_retarget(struct mcc_lane *lane, struct mcc_dom *rd, struct
 	atomic_store_explicit(&lane->seq, seq + 2, REL); /* write ends */
 }
 
-static inline void permit_settled(struct mcc_permit *p, uint64_t n)
+static inline void permit_settled(struct mcc_permit_v1 *p, uint64_t n)
 {
 	p->bytes -= n;
 	if (!p->bytes)
@@ -924,14 +924,14 @@ static inline void permit_settled(struct mcc_permit *p, uint64_t n)
 }
 
 /* The general path after a fast path declined a filled permit. */
-static COLD int acquire_declined(struct mcc_lane *lane, struct mcc_permit *p)
+static COLD int acquire_declined(struct mcc_lane *lane, struct mcc_permit_v1 *p)
 {
 	p->flags = 0;
 	return mcc_core_acquire_general(lane, p->route, p->bytes, p->generation, &p->task, p);
 }
 
 /* Admission from cached credit, the permit already filled. */
-static NOINLINE int credit_acquire(struct mcc_lane *lane, struct mcc_permit *p, uint64_t rctl,
+static NOINLINE int credit_acquire(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t rctl,
                                    uint64_t dctl)
 {
 	struct mcc_dom *rd = &p->route->d, *dd = &p->device->d;
@@ -951,7 +951,7 @@ static NOINLINE int credit_acquire(struct mcc_lane *lane, struct mcc_permit *p, 
 	return acquire_declined(lane, p);
 }
 
-static COLD int exact_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p,
+static COLD int exact_acquire_miss(struct mcc_lane *lane, struct mcc_permit_v1 *p,
                                    struct mcc_dom *rd, struct mcc_dom *dd, uint64_t b);
 
 /*
@@ -962,7 +962,7 @@ static COLD int exact_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p,
  * where another attempt's bytes, added and about to be taken back, made
  * this one's test fail.
  */
-static NOINLINE int exact_acquire(struct mcc_lane *lane, struct mcc_permit *p, struct mcc_dom *rd,
+static NOINLINE int exact_acquire(struct mcc_lane *lane, struct mcc_permit_v1 *p, struct mcc_dom *rd,
                                   struct mcc_dom *dd, uint64_t b)
 {
 	struct mcc_pend *e = pend_hit(lane, rd, dd);
@@ -985,7 +985,7 @@ static NOINLINE int exact_acquire(struct mcc_lane *lane, struct mcc_permit *p, s
 	return MCC_ADMIT;
 }
 
-static COLD int exact_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p,
+static COLD int exact_acquire_miss(struct mcc_lane *lane, struct mcc_permit_v1 *p,
                                    struct mcc_dom *rd, struct mcc_dom *dd, uint64_t b)
 {
 	pend_retarget(lane, rd, dd);
@@ -1010,22 +1010,22 @@ static inline struct mcc_slot *slot_bound(struct mcc_lane *lane, struct mcc_dom 
 }
 
 /* The two domains of a mixed-mode permit: `rx`, the route is the exact one. */
-static inline struct mcc_dom *mixed_exact(const struct mcc_permit *p, bool rx)
+static inline struct mcc_dom *mixed_exact(const struct mcc_permit_v1 *p, bool rx)
 {
 	return rx ? &p->route->d : &p->device->d;
 }
 
-static inline struct mcc_dom *mixed_credit(const struct mcc_permit *p, bool rx)
+static inline struct mcc_dom *mixed_credit(const struct mcc_permit_v1 *p, bool rx)
 {
 	return rx ? &p->device->d : &p->route->d;
 }
 
-static COLD int mixed_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p, uint64_t rctl,
+static COLD int mixed_acquire_miss(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t rctl,
                                    uint64_t dctl);
 
 /* The exact domain's test failed: give both reservations back, let the
  * general path decide again. */
-static COLD int mixed_acquire_undo(struct mcc_lane *lane, struct mcc_permit *p, bool rx)
+static COLD int mixed_acquire_undo(struct mcc_lane *lane, struct mcc_permit_v1 *p, bool rx)
 {
 	atomic_fetch_sub_explicit(&mixed_exact(p, rx)->inflight, (int64_t)p->bytes, RLX);
 	struct mcc_slot *s = mcc_slot_of(lane, mixed_credit(p, rx));
@@ -1038,7 +1038,7 @@ static COLD int mixed_acquire_undo(struct mcc_lane *lane, struct mcc_permit *p, 
  * credit of the credit-mode domain, then a tested locked add on the exact
  * one.
  */
-static NOINLINE int mixed_acquire(struct mcc_lane *lane, struct mcc_permit *p, uint64_t rctl,
+static NOINLINE int mixed_acquire(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t rctl,
                                   uint64_t dctl)
 {
 	struct mcc_pend *e = pend_hit(lane, &p->route->d, &p->device->d);
@@ -1060,7 +1060,7 @@ static NOINLINE int mixed_acquire(struct mcc_lane *lane, struct mcc_permit *p, u
 	return MCC_ADMIT;
 }
 
-static COLD int mixed_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p, uint64_t rctl,
+static COLD int mixed_acquire_miss(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t rctl,
                                    uint64_t dctl)
 {
 	pend_retarget(lane, &p->route->d, &p->device->d);
@@ -1071,8 +1071,8 @@ static COLD int mixed_acquire_miss(struct mcc_lane *lane, struct mcc_permit *p, 
  * generation or slice size: mixed, else the general path. Apart from
  * mcc_core_try_acquire, whose own code the third mode would grow. */
 static NOINLINE int acquire_other(struct mcc_lane *lane, struct mcc_route *r, uint64_t bytes,
-                                  uint32_t generation, const struct mcc_task_ref *task,
-                                  struct mcc_permit *p)
+                                  uint32_t generation, const struct mcc_task_ref_v1 *task,
+                                  struct mcc_permit_v1 *p)
 {
 	struct mcc_device *dv = atomic_load_explicit(&r->dev, ACQ);
 	uint64_t rctl = atomic_load_explicit(&r->d.ctl, ACQ);
@@ -1087,7 +1087,7 @@ static NOINLINE int acquire_other(struct mcc_lane *lane, struct mcc_route *r, ui
 }
 
 int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t generation,
-                         const struct mcc_task_ref *task, struct mcc_permit *p)
+                         const struct mcc_task_ref_v1 *task, struct mcc_permit_v1 *p)
 {
 	if (UNLIKELY(!lane || !r || !p || bytes - 1 >= MCC_BYTES_MAX ||
 	             p->struct_size < sizeof(*p) || (p->flags & MCC_PERMIT_F_LIVE)))
@@ -1111,7 +1111,7 @@ int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t 
 
 /* Settle `n` bytes into this lane's cached credit of both domains when
  * both slots are bound at the current epoch and stay within a chunk. */
-static inline bool credit_return(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n,
+static inline bool credit_return(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t n,
                                  uint64_t rctl, uint64_t dctl, struct mcc_slot **rs,
                                  struct mcc_slot **ds)
 {
@@ -1129,7 +1129,7 @@ static inline bool credit_return(struct mcc_lane *lane, struct mcc_permit *p, ui
 	return true;
 }
 
-static NOINLINE int credit_release(struct mcc_lane *lane, struct mcc_permit *p, uint64_t b,
+static NOINLINE int credit_release(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t b,
                                    uint64_t rctl, uint64_t dctl)
 {
 	struct mcc_slot *rs, *ds;
@@ -1142,7 +1142,7 @@ static NOINLINE int credit_release(struct mcc_lane *lane, struct mcc_permit *p, 
  * HEALTHY in credit mode: a locked sub on the first, the lane slot of the
  * second when bound at its epoch with room under its chunk. False, nothing
  * settled, in any other case. */
-static inline bool mixed_settle(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n,
+static inline bool mixed_settle(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t n,
                                 uint64_t rctl, uint64_t dctl)
 {
 	bool rx = (rctl & MCC_CTL_EXACT) && !(dctl & MCC_CTL_SLOWPATH);
@@ -1161,7 +1161,7 @@ static inline bool mixed_settle(struct mcc_lane *lane, struct mcc_permit *p, uin
 	return true;
 }
 
-static NOINLINE int mixed_release(struct mcc_lane *lane, struct mcc_permit *p, uint64_t b,
+static NOINLINE int mixed_release(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t b,
                                   uint64_t rctl, uint64_t dctl)
 {
 	if (LIKELY(mixed_settle(lane, p, b, rctl, dctl)))
@@ -1169,7 +1169,7 @@ static NOINLINE int mixed_release(struct mcc_lane *lane, struct mcc_permit *p, u
 	return mcc_core_release_general(lane, p, b, MCC_REL_NOT_POSTED);
 }
 
-int mcc_core_release(mcc_lane *lane, struct mcc_permit *p, uint64_t bytes, uint32_t reason)
+int mcc_core_release(mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t bytes, uint32_t reason)
 {
 	if (UNLIKELY(!lane || !p))
 		return -EINVAL;
@@ -1194,8 +1194,8 @@ int mcc_core_release(mcc_lane *lane, struct mcc_permit *p, uint64_t bytes, uint3
 }
 
 /* A successful completion settled into cached credit. */
-static NOINLINE void credit_complete(struct mcc_lane *lane, struct mcc_permit *p,
-                                     const struct mcc_completion *wc, uint64_t n, uint64_t rctl,
+static NOINLINE void credit_complete(struct mcc_lane *lane, struct mcc_permit_v1 *p,
+                                     const struct mcc_completion_v1 *wc, uint64_t n, uint64_t rctl,
                                      uint64_t dctl)
 {
 	struct mcc_slot *rs, *ds;
@@ -1212,8 +1212,8 @@ static NOINLINE void credit_complete(struct mcc_lane *lane, struct mcc_permit *p
 
 /* The rest of pend_completion() when the lane's pending pair is another
  * pair's. */
-static COLD void pend_completion_miss(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n,
-                                      uint64_t lat, const struct mcc_completion *slow)
+static COLD void pend_completion_miss(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t n,
+                                      uint64_t lat, const struct mcc_completion_v1 *slow)
 {
 	struct mcc_dom *rd = &p->route->d;
 	pend_retarget(lane, rd, &p->device->d);
@@ -1231,8 +1231,8 @@ static COLD void pend_completion_miss(struct mcc_lane *lane, struct mcc_permit *
  * calls: no value lives across a call.
  */
 static inline __attribute__((always_inline)) void
-pend_completion(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n, uint64_t lat,
-                const struct mcc_completion *slow)
+pend_completion(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t n, uint64_t lat,
+                const struct mcc_completion_v1 *slow)
 {
 	struct mcc_pend *e = pend_hit(lane, &p->route->d, &p->device->d);
 	if (UNLIKELY(!e)) {
@@ -1248,8 +1248,8 @@ pend_completion(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n, uint64_
  * both in exact mode: the two locked subtractions, then the feedback. Inline
  * in on_completion. */
 static inline __attribute__((always_inline)) void
-exact_complete(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n, uint64_t lat,
-               const struct mcc_completion *slow)
+exact_complete(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t n, uint64_t lat,
+               const struct mcc_completion_v1 *slow)
 {
 	atomic_fetch_sub_explicit(&p->device->d.inflight, (int64_t)n, RLX);
 	atomic_fetch_sub_explicit(&p->route->d.inflight, (int64_t)n, RLX);
@@ -1259,8 +1259,8 @@ exact_complete(struct mcc_lane *lane, struct mcc_permit *p, uint64_t n, uint64_t
 
 /* A successful completion when the domains are neither both in credit nor
  * both in exact mode: mixed, else the general path. */
-static NOINLINE void mixed_complete(struct mcc_lane *lane, struct mcc_permit *p,
-                                    const struct mcc_completion *wc, uint64_t n, uint64_t rctl,
+static NOINLINE void mixed_complete(struct mcc_lane *lane, struct mcc_permit_v1 *p,
+                                    const struct mcc_completion_v1 *wc, uint64_t n, uint64_t rctl,
                                     uint64_t dctl)
 {
 	if (LIKELY(mixed_settle(lane, p, n, rctl, dctl))) {
@@ -1270,7 +1270,7 @@ static NOINLINE void mixed_complete(struct mcc_lane *lane, struct mcc_permit *p,
 	mcc_core_completion_general(lane, p, wc);
 }
 
-void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit *p, const struct mcc_completion *wc)
+void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit_v1 *p, const struct mcc_completion_v1 *wc)
 {
 	if (UNLIKELY(!lane || !p || !wc))
 		return;

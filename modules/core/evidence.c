@@ -432,7 +432,7 @@ void mcc_ev_lane_anomaly(struct mcc_lane *lane, struct mcc_ev *rec)
 		                    .attempt = rec->attempt, .reason = rec->reason };
 }
 
-void mcc_ev_lane_success(struct mcc_lane *lane, const struct mcc_task_ref *task,
+void mcc_ev_lane_success(struct mcc_lane *lane, const struct mcc_task_ref_v1 *task,
                          uint32_t generation)
 {
 	if (!mcc_task_is_set(task))
@@ -611,14 +611,14 @@ static const struct mcc_ev_item *pick_item(const struct mcc_ev_task *e, int *sta
 	return best;
 }
 
-int mcc_core_task_query(void *ctx, const struct mcc_task_ref *task, uint32_t host_flags,
-                        struct mcc_task_detail *out)
+int mcc_core_task_query(void *ctx, const struct mcc_task_ref_v1 *task, uint32_t host_flags,
+                        struct mcc_task_detail_v1 *out)
 {
 	struct mcc_core *core = ctx;
 	if (!core || !task)
 		return -EINVAL;
 	int state = facts_state(host_flags, false);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	memset(&d, 0, sizeof(d));
 	if (host_flags & MCC_TASKQ_UNSUPPORTED) {
 		/* not an RDMA task: UNKNOWN, nothing observed */

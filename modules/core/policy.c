@@ -222,7 +222,7 @@ void mcc_dom_sweep_zombies(struct mcc_core *core)
 	}
 }
 
-int mcc_core_device_open(void *ctx, const struct mcc_device_desc *desc, mcc_device **out)
+int mcc_core_device_open(void *ctx, const struct mcc_device_desc_v1 *desc, mcc_device **out)
 {
 	struct mcc_core *core = ctx;
 	if (!core || !desc || !out)
@@ -232,7 +232,7 @@ int mcc_core_device_open(void *ctx, const struct mcc_device_desc *desc, mcc_devi
 		return -ENOMEM;
 	dv->device_id = desc->device_id;
 	dv->num_ports = desc->num_ports;
-	if (MCC_HAS_MEMBER(struct mcc_device_desc, desc->struct_size, link_rate_bps))
+	if (MCC_HAS_MEMBER(struct mcc_device_desc_v1, desc->struct_size, link_rate_bps))
 		dv->link_rate_bps = desc->link_rate_bps;
 	if (desc->name) {
 		strncpy(dv->name, desc->name, sizeof(dv->name) - 1);
@@ -260,7 +260,7 @@ void mcc_core_device_close(void *ctx, mcc_device *dv)
 	pthread_mutex_unlock(&core->lock);
 }
 
-int mcc_core_route_open(void *ctx, mcc_device *dv, const struct mcc_route_desc *desc,
+int mcc_core_route_open(void *ctx, mcc_device *dv, const struct mcc_route_desc_v1 *desc,
                         mcc_route **out)
 {
 	struct mcc_core *core = ctx;
@@ -273,9 +273,9 @@ int mcc_core_route_open(void *ctx, mcc_device *dv, const struct mcc_route_desc *
 	r->port_num = desc->port_num;
 	r->cq_id = desc->cq_id;
 	r->route_id = desc->route_id;
-	if (MCC_HAS_MEMBER(struct mcc_route_desc, desc->struct_size, remote_id))
+	if (MCC_HAS_MEMBER(struct mcc_route_desc_v1, desc->struct_size, remote_id))
 		r->remote_id = desc->remote_id;
-	if (MCC_HAS_MEMBER(struct mcc_route_desc, desc->struct_size, peer_path) && desc->peer_path) {
+	if (MCC_HAS_MEMBER(struct mcc_route_desc_v1, desc->struct_size, peer_path) && desc->peer_path) {
 		strncpy(r->path, desc->peer_path, sizeof(r->path) - 1);
 		r->path[sizeof(r->path) - 1] = '\0';
 	}
@@ -346,7 +346,7 @@ void mcc_core_route_close(void *ctx, mcc_route *r)
 
 /* ------------------------------------------------------------- statistics */
 
-int mcc_core_domain_stats(void *ctx, int kind, const void *domain, struct mcc_domain_stats *out)
+int mcc_core_domain_stats(void *ctx, int kind, const void *domain, struct mcc_domain_stats_v1 *out)
 {
 	struct mcc_core *core = ctx;
 	if (!core || !domain || !out || out->struct_size < 8 ||
@@ -355,7 +355,7 @@ int mcc_core_domain_stats(void *ctx, int kind, const void *domain, struct mcc_do
 	const struct mcc_dom *d = domain; /* first member of mcc_device / mcc_route */
 	if (d->kind != (kind == MCC_DOMAIN_DEVICE ? (uint32_t)MCC_DOM_DEVICE : (uint32_t)MCC_DOM_ROUTE))
 		return -EINVAL;
-	struct mcc_domain_stats s;
+	struct mcc_domain_stats_v1 s;
 	memset(&s, 0, sizeof(s));
 	pthread_mutex_lock(&core->lock);
 	uint64_t now = mcc_core_now(core);

@@ -21,28 +21,28 @@ int mcc_core_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 *cf
                   struct mcc_init_out_v1 *out, void **ctx, enum mcc_mode mode,
                   const struct mcc_law *law);
 void mcc_core_fini(void *ctx);
-int mcc_core_lane_open(void *ctx, const struct mcc_lane_desc *desc, mcc_lane **lane);
+int mcc_core_lane_open(void *ctx, const struct mcc_lane_desc_v1 *desc, mcc_lane **lane);
 void mcc_core_lane_close(void *ctx, mcc_lane *lane);
-int mcc_core_device_open(void *ctx, const struct mcc_device_desc *desc, mcc_device **dev);
+int mcc_core_device_open(void *ctx, const struct mcc_device_desc_v1 *desc, mcc_device **dev);
 void mcc_core_device_close(void *ctx, mcc_device *dev);
-int mcc_core_route_open(void *ctx, mcc_device *dev, const struct mcc_route_desc *desc,
+int mcc_core_route_open(void *ctx, mcc_device *dev, const struct mcc_route_desc_v1 *desc,
                         mcc_route **route);
 int mcc_core_route_rebind(void *ctx, mcc_route *route, mcc_device *dev, uint32_t port_num,
                           uint32_t cq_id);
 void mcc_core_route_close(void *ctx, mcc_route *route);
 int mcc_core_try_acquire(mcc_lane *lane, mcc_route *route, uint64_t bytes, uint32_t generation,
-                         const struct mcc_task_ref *task, struct mcc_permit *permit);
-int mcc_core_release(mcc_lane *lane, struct mcc_permit *permit, uint64_t bytes, uint32_t reason);
-void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit *permit,
-                            const struct mcc_completion *wc);
+                         const struct mcc_task_ref_v1 *task, struct mcc_permit_v1 *permit);
+int mcc_core_release(mcc_lane *lane, struct mcc_permit_v1 *permit, uint64_t bytes, uint32_t reason);
+void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit_v1 *permit,
+                            const struct mcc_completion_v1 *wc);
 void mcc_core_poller_progress(mcc_lane *lane, mcc_device *dev, uint32_t ncqe);
-void mcc_core_on_async_event(void *ctx, const struct mcc_async_event *ev);
-void mcc_core_on_signal(void *ctx, const struct mcc_signal *sig);
+void mcc_core_on_async_event(void *ctx, const struct mcc_async_event_v1 *ev);
+void mcc_core_on_signal(void *ctx, const struct mcc_signal_v1 *sig);
 void mcc_core_tick(void *ctx, uint64_t now_ns);
-int mcc_core_task_query(void *ctx, const struct mcc_task_ref *task, uint32_t host_flags,
-                        struct mcc_task_detail *out);
+int mcc_core_task_query(void *ctx, const struct mcc_task_ref_v1 *task, uint32_t host_flags,
+                        struct mcc_task_detail_v1 *out);
 void mcc_core_batch_free(void *ctx, uint64_t batch_id);
-int mcc_core_domain_stats(void *ctx, int kind, const void *domain, struct mcc_domain_stats *out);
+int mcc_core_domain_stats(void *ctx, int kind, const void *domain, struct mcc_domain_stats_v1 *out);
 int mcc_core_dump(void *ctx, int fd);
 
 #define MCC_CORE_DESCRIPTOR(NAME, DESC, MODE, CAPS, INIT)                     \

@@ -125,7 +125,7 @@ struct Lane {
 
 struct Pool::Slot {
 	std::atomic<std::uintptr_t> key{0}; /* 0 free, slice|1 being filled, slice */
-	mcc_permit permit = MCC_PERMIT_INIT;
+	mcc_permit_v1 permit = MCC_PERMIT_INIT;
 };
 
 namespace {
@@ -183,7 +183,7 @@ Pool::Pool(const PoolDesc &d) noexcept
 		err_ = -ENOMEM;
 		return;
 	}
-	mcc_device_desc dd;
+	mcc_device_desc_v1 dd;
 	std::memset(&dd, 0, sizeof(dd));
 	dd.struct_size = sizeof(dd);
 	dd.device_id = d.device_index;
@@ -279,7 +279,7 @@ Route *Pool::route(Lane *l, const char *key, std::size_t klen, std::uint64_t inc
 		/* slow path: a new route for this lane, or a new incarnation */
 		std::string fk = full_key(key, klen);
 		std::string peer(key, klen);
-		mcc_route_desc rd;
+		mcc_route_desc_v1 rd;
 		std::memset(&rd, 0, sizeof(rd));
 		rd.struct_size = sizeof(rd);
 		rd.port_num = port_;
@@ -371,7 +371,7 @@ int Pool::admit(Lane *l, Route *rt, const SliceInfo &si) noexcept
 		l->pass_admitted++;
 		return MCC_ADMIT;
 	}
-	mcc_task_ref t;
+	mcc_task_ref_v1 t;
 	t.batch_id = si.batch_id;
 	t.task_id = (std::uint64_t)(std::uintptr_t)si.task;
 	t.attempt = si.attempt;
@@ -397,7 +397,7 @@ int Pool::admit(Lane *l, Route *rt, const SliceInfo &si) noexcept
 	rt->refused_seq = l->pass_seq; /* read before the call: no wake-up is lost */
 	rt->quiet_until = 0;
 	if (d == MCC_AVOID) { /* quarantined: nothing to ask before the cooldown ends */
-		mcc_domain_stats st;
+		mcc_domain_stats_v1 st;
 		std::memset(&st, 0, sizeof(st));
 		st.struct_size = sizeof(st);
 		if (ops_->domain_stats(ctx_, MCC_DOMAIN_ROUTE, mcc_engine_route_cc(r), &st) == 0 &&
@@ -454,7 +454,7 @@ int Pool::complete(Lane *l, const void *slice, int wc_status, std::uint32_t vend
 		l->pass_clock_ns = clock_(clock_arg_);
 		l->clock_valid = true;
 	}
-	mcc_completion wc;
+	mcc_completion_v1 wc;
 	std::memset(&wc, 0, sizeof(wc));
 	wc.struct_size = sizeof(wc);
 	wc.wc_status = wc_status;
@@ -591,7 +591,7 @@ Stats Pool::stats() const noexcept
 	return t;
 }
 
-int Pool::route_stats(const Route *r, mcc_domain_stats *out) const noexcept
+int Pool::route_stats(const Route *r, mcc_domain_stats_v1 *out) const noexcept
 {
 	if (!enabled_ || !r || !r->r || !out)
 		return -EINVAL;
@@ -620,17 +620,17 @@ int batch_free(std::uint64_t batch_id) noexcept
 }
 
 int task_state(std::uint64_t batch_id, const void *task, std::uint32_t host_flags,
-               mcc_task_detail *out) noexcept
+               mcc_task_detail_v1 *out) noexcept
 {
 	Shared &s = shared();
 	std::lock_guard<std::mutex> g(s.mu);
 	if (!s.e)
 		return MCC_TASK_UNKNOWN;
-	mcc_task_ref t;
+	mcc_task_ref_v1 t;
 	std::memset(&t, 0, sizeof(t));
 	t.batch_id = batch_id;
 	t.task_id = (std::uint64_t)(std::uintptr_t)task;
-	mcc_task_detail tmp;
+	mcc_task_detail_v1 tmp;
 	if (!out) {
 		std::memset(&tmp, 0, sizeof(tmp));
 		tmp.struct_size = sizeof(tmp);

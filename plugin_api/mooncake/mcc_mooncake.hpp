@@ -207,7 +207,7 @@ public:
 
 	/* ------------------------------------------------- diagnostics */
 	Stats stats() const noexcept;
-	int route_stats(const Route *r, mcc_domain_stats *out) const noexcept;
+	int route_stats(const Route *r, mcc_domain_stats_v1 *out) const noexcept;
 	std::uint32_t route_generation(const Route *r) const noexcept;
 
 	/* -------------------------------------- rdma-core conveniences */
@@ -321,7 +321,7 @@ int batch_free(std::uint64_t batch_id) noexcept;
  * when failed_slice_count > 0). `out` (optional, struct_size set) gets the
  * detail. MCC_TASK_UNKNOWN while no Pool is open. */
 int task_state(std::uint64_t batch_id, const void *task, std::uint32_t host_flags,
-               mcc_task_detail *out = nullptr) noexcept;
+               mcc_task_detail_v1 *out = nullptr) noexcept;
 
 } /* namespace mooncake */
 } /* namespace mcc */

@@ -60,7 +60,7 @@ struct mcc_bench_lane {
 	uint32_t reserved0;
 	uint64_t refused;    /* try_acquire results other than ADMIT */
 	uint64_t sink;       /* keeps the simulated work alive */
-	struct mcc_permit permit;
+	struct mcc_permit_v1 permit;
 	_Alignas(MCC_BENCH_CACHELINE) uint64_t wqe[MCC_BENCH_WQES][8];
 };
 

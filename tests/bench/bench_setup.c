@@ -82,20 +82,20 @@ int mcc_bench_inst_open(struct mcc_bench_inst *b, const char *dir, const char *m
 	for (unsigned d = 0; d < ndev; d++) {
 		char name[16];
 		snprintf(name, sizeof(name), "mlx5_%u", d);
-		struct mcc_device_desc dd = {sizeof(dd), d, name, 1, 0, 400000000000ull};
+		struct mcc_device_desc_v1 dd = {sizeof(dd), d, name, 1, 0, 400000000000ull};
 		rc = b->ops->device_open(b->ctx, &dd, &b->dev[d]);
 		if (rc < 0)
 			goto fail;
 		b->ndev = d + 1;
 		char peer[64];
 		snprintf(peer, sizeof(peer), "10.0.0.2:12345@mlx5_%u", d);
-		struct mcc_route_desc rd = {sizeof(rd), 1, d, 1, 100 + d, peer, 2};
+		struct mcc_route_desc_v1 rd = {sizeof(rd), 1, d, 1, 100 + d, peer, 2};
 		rc = b->ops->route_open(b->ctx, b->dev[d], &rd, &b->route[d]);
 		if (rc < 0)
 			goto fail;
 	}
 	for (unsigned k = 0; k < nlanes; k++) {
-		struct mcc_lane_desc ld = {sizeof(ld), k, MCC_LANE_POST_POLL, 0};
+		struct mcc_lane_desc_v1 ld = {sizeof(ld), k, MCC_LANE_POST_POLL, 0};
 		rc = b->ops->lane_open(b->ctx, &ld, &b->lane[k]);
 		if (rc < 0)
 			goto fail;
@@ -117,7 +117,7 @@ void mcc_bench_inst_close(struct mcc_bench_inst *b, uint64_t *leftover_inflight)
 		if (b->lane[k])
 			b->ops->lane_close(b->ctx, b->lane[k]);
 	for (unsigned d = 0; d < b->ndev; d++) {
-		struct mcc_domain_stats st;
+		struct mcc_domain_stats_v1 st;
 		if (b->route[d]) {
 			memset(&st, 0, sizeof(st));
 			st.struct_size = sizeof(st);
@@ -142,7 +142,7 @@ void mcc_bench_inst_close(struct mcc_bench_inst *b, uint64_t *leftover_inflight)
 void mcc_bench_lane_bind(struct mcc_bench_lane *l, const struct mcc_bench_inst *b, unsigned k,
                          unsigned r, int cc_on)
 {
-	struct mcc_permit init = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 init = MCC_PERMIT_INIT;
 	l->ops = b->ops;
 	l->lane = b->lane[k];
 	l->route = b->route[r];
@@ -153,8 +153,8 @@ void mcc_bench_lane_bind(struct mcc_bench_lane *l, const struct mcc_bench_inst *
 
 void mcc_bench_rnr(struct mcc_bench_lane *l)
 {
-	struct mcc_permit p = MCC_PERMIT_INIT;
-	struct mcc_completion wc = { .struct_size = sizeof(wc),
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
+	struct mcc_completion_v1 wc = { .struct_size = sizeof(wc),
 		                     .wc_status = IBV_WC_RNR_RETRY_EXC_ERR,
 		                     .generation = l->generation };
 	if (l->ops->try_acquire(l->lane, l->route, MCC_BENCH_SLICE, l->generation, NULL, &p) ==
@@ -179,11 +179,11 @@ static uint64_t mcc_bench_epoch_later(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static unsigned mcc_bench_fill(struct mcc_bench_lane *l, struct mcc_permit *p, unsigned max)
+static unsigned mcc_bench_fill(struct mcc_bench_lane *l, struct mcc_permit_v1 *p, unsigned max)
 {
 	unsigned n = 0;
 	while (n < max) {
-		struct mcc_permit pi = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 pi = MCC_PERMIT_INIT;
 		p[n] = pi;
 		if (l->ops->try_acquire(l->lane, l->route, MCC_BENCH_SLICE, l->generation, NULL,
 		                        &p[n]) != MCC_ADMIT)
@@ -193,10 +193,10 @@ static unsigned mcc_bench_fill(struct mcc_bench_lane *l, struct mcc_permit *p, u
 	return n;
 }
 
-static void mcc_bench_complete(struct mcc_bench_lane *l, struct mcc_permit *p, unsigned n)
+static void mcc_bench_complete(struct mcc_bench_lane *l, struct mcc_permit_v1 *p, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
-		struct mcc_completion wc = { .struct_size = sizeof(wc),
+		struct mcc_completion_v1 wc = { .struct_size = sizeof(wc),
 			                     .wc_status = IBV_WC_SUCCESS,
 			                     .generation = l->generation };
 		l->ops->on_completion(l->lane, &p[i], &wc);
@@ -205,10 +205,10 @@ static void mcc_bench_complete(struct mcc_bench_lane *l, struct mcc_permit *p, u
 
 uint64_t mcc_bench_warm(const struct mcc_bench_inst *b, struct mcc_bench_lane *l)
 {
-	static struct mcc_permit p[1024];
+	static struct mcc_permit_v1 p[1024];
 	unsigned n = 0;
 	uint64_t last = 0;
-	struct mcc_domain_stats st = { .struct_size = sizeof(st) };
+	struct mcc_domain_stats_v1 st = { .struct_size = sizeof(st) };
 
 	for (int e = 0, still = 0; e < 400 && still < 16; e++) {
 		for (int k = 0; k < 32; k++) {
@@ -228,7 +228,7 @@ uint64_t mcc_bench_warm(const struct mcc_bench_inst *b, struct mcc_bench_lane *l
 
 uint32_t mcc_bench_route_state(const struct mcc_bench_inst *b, const struct mcc_bench_lane *l)
 {
-	struct mcc_domain_stats st = { .struct_size = sizeof(st) };
+	struct mcc_domain_stats_v1 st = { .struct_size = sizeof(st) };
 	if (b->ops->domain_stats(b->ctx, MCC_DOMAIN_ROUTE, l->route, &st) < 0)
 		return UINT32_MAX;
 	return st.state;

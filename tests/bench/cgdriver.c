@@ -77,7 +77,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cgdriver: unknown arm '%s' or bad N\n", argv[1]);
 		return 2;
 	}
-	struct mcc_permit init = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 init = MCC_PERMIT_INIT;
 	cg_lane.permit = init;
 	cg_lane.generation = 1;
 	cg_lane.floor = &cg_floor;

@@ -391,7 +391,7 @@ int main(int argc, char **argv)
 	uint32_t nctx = w.te ? te_num_contexts(w.te) : tent_num_devices(w.tn);
 	for (uint32_t c = 0; c < nctx; c++)
 		for (int r = -1; r < (int)w.devs; r++) {
-			struct mcc_domain_stats st;
+			struct mcc_domain_stats_v1 st;
 			memset(&st, 0, sizeof(st));
 			st.struct_size = sizeof(st);
 			int e = w.te ? te_domain_stats(w.te, c, r < 0 ? -1 : (int)RNODE, r < 0 ? 0 : r, &st)

@@ -229,7 +229,7 @@ static void mb_lanes_reset(const struct mb_cfg *c, uint32_t work_iters)
 {
 	for (unsigned k = 0; k < MB_THREADS; k++) {
 		struct mcc_bench_lane *l = &mb_lane_store[k];
-		struct mcc_permit init = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 init = MCC_PERMIT_INIT;
 		l->ops = NULL;
 		l->lane = NULL;
 		l->route = NULL;

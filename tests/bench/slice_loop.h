@@ -20,9 +20,9 @@ mcc_bench_slice_loop(struct mcc_bench_lane *l, uint64_t n, const int ctx, const 
 {
 	uint64_t posted = 0, x = l->sink;
 	MCC_HOOK(const struct mcc_policy_v1 *ops = l->ops; mcc_lane *lane = l->lane;
-	         mcc_route *route = l->route; struct mcc_permit *permit = &l->permit;
-	         struct mcc_task_ref task = {1, 0, 0, 0};
-	         struct mcc_completion wc = {sizeof(struct mcc_completion), 0 /* IBV_WC_SUCCESS */,
+	         mcc_route *route = l->route; struct mcc_permit_v1 *permit = &l->permit;
+	         struct mcc_task_ref_v1 task = {1, 0, 0, 0};
+	         struct mcc_completion_v1 wc = {sizeof(struct mcc_completion_v1), 0 /* IBV_WC_SUCCESS */,
 	                                     0, l->generation, MCC_BENCH_SLICE, 0, 0, 1,
 	                                     0 /* IBV_WC_SEND */};)
 	(void)settle;

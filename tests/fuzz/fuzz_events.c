@@ -83,7 +83,7 @@ struct fz_route {
 };
 
 struct fz_permit {
-	struct mcc_permit p;
+	struct mcc_permit_v1 p;
 	int used;       /* ever acquired (eligible for double-release checks) */
 	mcc_route *rh;  /* route handle at admission */
 	mcc_device *dh; /* device handle at admission */
@@ -230,7 +230,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 /* -------------------------------------------------------------- checking */
 
-static int fz_stats(int kind, const void *dom, struct mcc_domain_stats *st)
+static int fz_stats(int kind, const void *dom, struct mcc_domain_stats_v1 *st)
 {
 	memset(st, 0xa5, sizeof(*st));
 	st->struct_size = sizeof(*st);
@@ -273,7 +273,7 @@ static int fz_route_aliased(int r)
 
 static void fz_check_domain(int kind, const void *dom, uint64_t shadow, const char *what, int idx)
 {
-	struct mcc_domain_stats st;
+	struct mcc_domain_stats_v1 st;
 	int rc = fz_stats(kind, dom, &st);
 
 	if (rc == -EOPNOTSUPP)
@@ -320,7 +320,7 @@ static void fz_check_all(void)
 /* Window of an open domain (UINT64_MAX when stats are not available). */
 static uint64_t fz_window(int kind, const void *dom)
 {
-	struct mcc_domain_stats st;
+	struct mcc_domain_stats_v1 st;
 
 	if (fz_stats(kind, dom, &st) != 0)
 		return UINT64_MAX;
@@ -411,9 +411,9 @@ static uint32_t fz_generation(struct mcc_fuzz_in *in, uint32_t cur)
 	}
 }
 
-static struct mcc_task_ref fz_task(struct mcc_fuzz_in *in)
+static struct mcc_task_ref_v1 fz_task(struct mcc_fuzz_in *in)
 {
-	struct mcc_task_ref t = { 0, 0, 0, 0 };
+	struct mcc_task_ref_v1 t = { 0, 0, 0, 0 };
 	uint8_t b = mcc_fuzz_u8(in);
 
 	t.batch_id = b & 3;   /* 0: no batch */
@@ -425,7 +425,7 @@ static struct mcc_task_ref fz_task(struct mcc_fuzz_in *in)
 static void fz_device_open(struct mcc_fuzz_in *in)
 {
 	int d = mcc_fuzz_u8(in) % FZ_DEVS;
-	struct mcc_device_desc desc;
+	struct mcc_device_desc_v1 desc;
 	char name[16];
 	int rc;
 
@@ -452,7 +452,7 @@ static void fz_route_open(struct mcc_fuzz_in *in)
 {
 	int r = mcc_fuzz_u8(in) % FZ_ROUTES;
 	int d = fz_pick_dev(in);
-	struct mcc_route_desc desc;
+	struct mcc_route_desc_v1 desc;
 	char peer[64];
 	int rc;
 
@@ -495,7 +495,7 @@ static void fz_try_acquire(struct mcc_fuzz_in *in)
 	int slot = mcc_fuzz_u8(in) % FZ_PERMITS;
 	mcc_lane *lane = fz_lane(in);
 	uint64_t bytes = fz_bytes(in);
-	struct mcc_task_ref task = fz_task(in);
+	struct mcc_task_ref_v1 task = fz_task(in);
 	uint64_t wr, wd, sr, sd;
 	struct fz_permit *fp;
 	uint32_t gen;
@@ -517,7 +517,7 @@ static void fz_try_acquire(struct mcc_fuzz_in *in)
 	sd = fz_shadow_dev(d);
 
 	{
-		struct mcc_permit init = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 init = MCC_PERMIT_INIT;
 		fp->p = init;
 	}
 	HOT_BEGIN("try_acquire");
@@ -636,7 +636,7 @@ static void fz_completion(struct mcc_fuzz_in *in)
 {
 	int want_live = mcc_fuzz_u8(in) % 8 != 0;
 	int i = fz_pick_permit(in, want_live);
-	struct mcc_completion wc;
+	struct mcc_completion_v1 wc;
 	struct fz_permit *fp;
 	uint64_t settle;
 
@@ -680,7 +680,7 @@ static void fz_completion(struct mcc_fuzz_in *in)
 static void fz_async(struct mcc_fuzz_in *in)
 {
 	int d = fz_pick_dev(in);
-	struct mcc_async_event ev;
+	struct mcc_async_event_v1 ev;
 	uint8_t b;
 
 	if (d < 0 || !S.P->on_async_event)
@@ -706,7 +706,7 @@ static void fz_async(struct mcc_fuzz_in *in)
 
 static void fz_signal(struct mcc_fuzz_in *in)
 {
-	struct mcc_signal sig;
+	struct mcc_signal_v1 sig;
 	int r = -1;
 	uint8_t b;
 
@@ -757,7 +757,7 @@ static void fz_tick(struct mcc_fuzz_in *in)
 		S.P->tick(S.ctx, fz_now);
 }
 
-static void fz_check_detail(int rc, const struct mcc_task_detail *dt)
+static void fz_check_detail(int rc, const struct mcc_task_detail_v1 *dt)
 {
 	MCC_FUZZ_CHECK(rc < 0 || rc <= MCC_TASK_UNKNOWN, "task_query = %d", rc);
 	if (rc < 0)
@@ -776,8 +776,8 @@ static void fz_check_detail(int rc, const struct mcc_task_detail *dt)
 
 static void fz_task_query(struct mcc_fuzz_in *in)
 {
-	struct mcc_task_ref t = fz_task(in);
-	struct mcc_task_detail dt;
+	struct mcc_task_ref_v1 t = fz_task(in);
+	struct mcc_task_detail_v1 dt;
 	uint8_t b = mcc_fuzz_u8(in);
 	uint32_t flags = mcc_fuzz_u8(in) & 7;
 	int rc;
@@ -786,7 +786,7 @@ static void fz_task_query(struct mcc_fuzz_in *in)
 		return;
 	memset(&dt, 0x5a, sizeof(dt));
 	/* Sometimes a caller with an older, shorter detail struct. */
-	dt.struct_size = (b & 1) ? (uint32_t)offsetof(struct mcc_task_detail, route_id)
+	dt.struct_size = (b & 1) ? (uint32_t)offsetof(struct mcc_task_detail_v1, route_id)
 	                         : (uint32_t)sizeof(dt);
 	rc = S.P->task_query(S.ctx, &t, flags, &dt);
 	if (b & 1) {
@@ -968,13 +968,13 @@ static void fz_teardown(int do_dump)
 	S.nlanes = 0;
 	/* Everything settled and every lane's cached credit returned: zero. */
 	for (int d = 0; d < FZ_DEVS; d++) {
-		struct mcc_domain_stats st;
+		struct mcc_domain_stats_v1 st;
 		if (S.devs[d].open && fz_stats(MCC_DOMAIN_DEVICE, S.devs[d].h, &st) == 0)
 			MCC_FUZZ_CHECK(st.inflight_bytes == 0, "device %d: %llu bytes in flight at end",
 			               d, (unsigned long long)st.inflight_bytes);
 	}
 	for (int r = 0; r < FZ_ROUTES; r++) {
-		struct mcc_domain_stats st;
+		struct mcc_domain_stats_v1 st;
 		if (S.routes[r].open && fz_stats(MCC_DOMAIN_ROUTE, S.routes[r].h, &st) == 0)
 			MCC_FUZZ_CHECK(st.inflight_bytes == 0, "route %d: %llu bytes in flight at end",
 			               r, (unsigned long long)st.inflight_bytes);
@@ -1002,7 +1002,7 @@ static void fz_teardown(int do_dump)
 static void fz_digest_state(void)
 {
 	for (int k = 0; k < FZ_DEVS + FZ_ROUTES; k++) {
-		struct mcc_domain_stats st;
+		struct mcc_domain_stats_v1 st;
 		int dev = k < FZ_DEVS;
 		const void *h = dev ? (const void *)S.devs[k].h : (const void *)S.routes[k - FZ_DEVS].h;
 
@@ -1047,7 +1047,7 @@ static uint64_t fz_run(const uint8_t *data, size_t size, uint32_t vendor_xor)
 
 	S.nlanes = 1 + mcc_fuzz_u8(&in) % FZ_LANES;
 	for (unsigned l = 0; l < S.nlanes; l++) {
-		struct mcc_lane_desc ld = { sizeof(ld), l, l == 0 ? MCC_LANE_POST_POLL : MCC_LANE_POST,
+		struct mcc_lane_desc_v1 ld = { sizeof(ld), l, l == 0 ? MCC_LANE_POST_POLL : MCC_LANE_POST,
 		                            0 };
 		if (S.P->lane_open) {
 			rc = S.P->lane_open(S.ctx, &ld, &S.lanes[l]);

@@ -39,7 +39,7 @@ static void s_fini(void *ctx)
 {
 	(void)ctx;
 }
-static int s_lane_open(void *ctx, const struct mcc_lane_desc *d, mcc_lane **l)
+static int s_lane_open(void *ctx, const struct mcc_lane_desc_v1 *d, mcc_lane **l)
 {
 	(void)ctx;
 	*l = calloc(1, sizeof(**l));
@@ -54,7 +54,7 @@ static void s_lane_close(void *ctx, mcc_lane *l)
 	(void)ctx;
 	free(l);
 }
-static int s_dev_open(void *ctx, const struct mcc_device_desc *d, mcc_device **dev)
+static int s_dev_open(void *ctx, const struct mcc_device_desc_v1 *d, mcc_device **dev)
 {
 	(void)ctx;
 	*dev = calloc(1, sizeof(**dev));
@@ -67,7 +67,7 @@ static void s_dev_close(void *ctx, mcc_device *d)
 	(void)ctx;
 	free(d);
 }
-static int s_route_open(void *ctx, mcc_device *dev, const struct mcc_route_desc *d, mcc_route **r)
+static int s_route_open(void *ctx, mcc_device *dev, const struct mcc_route_desc_v1 *d, mcc_route **r)
 {
 	(void)ctx;
 	*r = calloc(1, sizeof(**r));
@@ -92,7 +92,7 @@ static void s_route_close(void *ctx, mcc_route *r)
 	free(r);
 }
 static int s_try_acquire(mcc_lane *l, mcc_route *r, uint64_t bytes, uint32_t gen,
-                         const struct mcc_task_ref *t, struct mcc_permit *p)
+                         const struct mcc_task_ref_v1 *t, struct mcc_permit_v1 *p)
 {
 	(void)l;
 	(void)t;
@@ -118,7 +118,7 @@ static int s_try_acquire(mcc_lane *l, mcc_route *r, uint64_t bytes, uint32_t gen
 	atomic_fetch_add(&mcc_spy.admit, 1);
 	return MCC_ADMIT;
 }
-static int settle(struct mcc_permit *p, uint64_t bytes)
+static int settle(struct mcc_permit_v1 *p, uint64_t bytes)
 {
 	if (!(p->flags & MCC_PERMIT_F_LIVE) || bytes > p->bytes) {
 		atomic_fetch_add(&mcc_spy.over_settle, 1);
@@ -130,14 +130,14 @@ static int settle(struct mcc_permit *p, uint64_t bytes)
 		p->flags &= ~MCC_PERMIT_F_LIVE;
 	return 0;
 }
-static int s_release(mcc_lane *l, struct mcc_permit *p, uint64_t bytes, uint32_t reason)
+static int s_release(mcc_lane *l, struct mcc_permit_v1 *p, uint64_t bytes, uint32_t reason)
 {
 	(void)l;
 	(void)reason;
 	atomic_fetch_add(&mcc_spy.release, 1);
 	return settle(p, bytes);
 }
-static void s_completion(mcc_lane *l, struct mcc_permit *p, const struct mcc_completion *wc)
+static void s_completion(mcc_lane *l, struct mcc_permit_v1 *p, const struct mcc_completion_v1 *wc)
 {
 	(void)l;
 	atomic_fetch_add(&mcc_spy.completion, 1);
@@ -151,7 +151,7 @@ static void s_progress(mcc_lane *l, mcc_device *d, uint32_t n)
 	(void)n;
 	atomic_fetch_add(&mcc_spy.progress, 1);
 }
-static void s_async(void *ctx, const struct mcc_async_event *ev)
+static void s_async(void *ctx, const struct mcc_async_event_v1 *ev)
 {
 	(void)ctx;
 	atomic_fetch_add(&mcc_spy.async, 1);
@@ -159,7 +159,7 @@ static void s_async(void *ctx, const struct mcc_async_event *ev)
 	if (atomic_load(&mcc_spy.no_async))
 		atomic_fetch_add(&mcc_spy.async_unwanted, 1);
 }
-static void s_signal(void *ctx, const struct mcc_signal *s)
+static void s_signal(void *ctx, const struct mcc_signal_v1 *s)
 {
 	(void)ctx;
 	atomic_fetch_add(&mcc_spy.signal, 1);
@@ -174,8 +174,8 @@ static void s_tick(void *ctx, uint64_t now)
 	(void)now;
 	atomic_fetch_add(&mcc_spy.tick, 1);
 }
-static int s_task_query(void *ctx, const struct mcc_task_ref *t, uint32_t f,
-                        struct mcc_task_detail *o)
+static int s_task_query(void *ctx, const struct mcc_task_ref_v1 *t, uint32_t f,
+                        struct mcc_task_detail_v1 *o)
 {
 	(void)ctx;
 	(void)t;

@@ -39,7 +39,7 @@ static void test_cxx_sees_the_c_abi(void)
 	CU_ASSERT_EQUAL(mcc_instance_acquire(&o, &inst), 0);
 	const mcc_policy_v1 *ops = mcc_instance_ops(inst);
 	CU_ASSERT_PTR_NOT_NULL(ops);
-	mcc_permit permit = MCC_PERMIT_INIT;
+	mcc_permit_v1 permit = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(permit.struct_size, sizeof(permit));
 	CU_ASSERT_EQUAL(mcc_instance_mode(inst), MCC_MODE_OFF);
 	mcc_instance_release(inst);

@@ -96,14 +96,14 @@ static void check_null_contract(const struct mcc_policy_v1 *ops)
 		                    quiet_log,         NULL,         4,    0 };
 	struct mcc_config cfg;
 	struct mcc_init_out_v1 io;
-	struct mcc_lane_desc ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
-	struct mcc_device_desc dd = { sizeof(dd), 3, "mlx5_0", 1, 0, 400000000000ull };
-	struct mcc_route_desc rd = { sizeof(rd), 1, 2, 5, 77, "10.0.0.2:4791@mlx5_1", 9 };
-	struct mcc_task_ref task = { 11, 22, 1, 0 };
-	struct mcc_permit p = MCC_PERMIT_INIT;
-	struct mcc_completion wc;
-	struct mcc_task_detail td;
-	struct mcc_domain_stats st;
+	struct mcc_lane_desc_v1 ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
+	struct mcc_device_desc_v1 dd = { sizeof(dd), 3, "mlx5_0", 1, 0, 400000000000ull };
+	struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 2, 5, 77, "10.0.0.2:4791@mlx5_1", 9 };
+	struct mcc_task_ref_v1 task = { 11, 22, 1, 0 };
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
+	struct mcc_completion_v1 wc;
+	struct mcc_task_detail_v1 td;
+	struct mcc_domain_stats_v1 st;
 	mcc_lane *lane = NULL;
 	mcc_device *dev = NULL;
 	mcc_route *route = NULL;
@@ -189,11 +189,11 @@ static void check_null_contract(const struct mcc_policy_v1 *ops)
 	CU_ASSERT_EQUAL(ops->task_query(ctx, &task, 0, NULL), MCC_TASK_UNKNOWN);
 	CU_ASSERT_EQUAL(ops->task_query(ctx, NULL, 0, NULL), -EINVAL);
 	memset(raw, 0xa5, sizeof(raw));
-	((struct mcc_task_detail *)(void *)raw)->struct_size =
+	((struct mcc_task_detail_v1 *)(void *)raw)->struct_size =
 	        12; /* struct_size, state, observed */
-	CU_ASSERT_EQUAL(ops->task_query(ctx, &task, 0, (struct mcc_task_detail *)(void *)raw),
+	CU_ASSERT_EQUAL(ops->task_query(ctx, &task, 0, (struct mcc_task_detail_v1 *)(void *)raw),
 	                MCC_TASK_UNKNOWN);
-	CU_ASSERT_EQUAL(((struct mcc_task_detail *)(void *)raw)->state, MCC_TASK_UNKNOWN);
+	CU_ASSERT_EQUAL(((struct mcc_task_detail_v1 *)(void *)raw)->state, MCC_TASK_UNKNOWN);
 	CU_ASSERT_EQUAL(raw[12], 0xa5); /* nothing written beyond struct_size */
 	ops->batch_free(ctx, 11);
 
@@ -211,8 +211,8 @@ static void check_null_contract(const struct mcc_policy_v1 *ops)
 
 	CU_ASSERT_EQUAL(ops->dump(ctx, 1), -EOPNOTSUPP);
 	{
-		struct mcc_signal sig;
-		struct mcc_async_event ev;
+		struct mcc_signal_v1 sig;
+		struct mcc_async_event_v1 ev;
 
 		memset(&sig, 0, sizeof(sig));
 		memset(&ev, 0, sizeof(ev));

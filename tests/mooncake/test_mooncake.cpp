@@ -142,9 +142,9 @@ struct Rail {
 		pool.end_poll_pass(l, (std::uint32_t)n);
 		return n;
 	}
-	mcc_domain_stats route_stats()
+	mcc_domain_stats_v1 route_stats()
 	{
-		mcc_domain_stats st;
+		mcc_domain_stats_v1 st;
 		std::memset(&st, 0, sizeof(st));
 		st.struct_size = sizeof(st);
 		CHECK(pool.route_stats(route(), &st) == 0);
@@ -230,7 +230,7 @@ static void test_enforce(const char *moddir)
 		CHECK(s.admitted == 64 && s.completions == 64);
 		CHECK(s.refused_calls <= s.admitted);
 		CHECK(s.passthrough == 0 && s.no_permit == 0 && s.route_errors == 0);
-		mcc_domain_stats st = a.route_stats();
+		mcc_domain_stats_v1 st = a.route_stats();
 		CHECK(st.inflight_bytes == 0);
 		CHECK(st.state == MCC_PATH_HEALTHY);
 		std::printf("drain: admitted %llu refused calls %llu memo skips %llu parks %llu\n",
@@ -305,7 +305,7 @@ static void test_enforce(const char *moddir)
 		CHECK(b.queue.empty() && b.inflight.empty());
 		// The task hit by the dead rail reads as such; batch 0x1000 is then
 		// freed, and its id recycled without carrying the old evidence.
-		mcc_task_detail det;
+		mcc_task_detail_v1 det;
 		std::memset(&det, 0, sizeof(det));
 		det.struct_size = sizeof(det);
 		int ts = mm::task_state(tasks[1].batch_id, &tasks[1], MCC_TASKQ_FAILED, &det);

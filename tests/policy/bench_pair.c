@@ -147,17 +147,17 @@ int main(int argc, char **argv)
 	void *ctx;
 	if (ops->init(&host, &cfg, &out, &ctx) != 0)
 		return 1;
-	struct mcc_lane_desc ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
+	struct mcc_lane_desc_v1 ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
 	mcc_lane *lane;
-	struct mcc_device_desc dd = { sizeof(dd), 0, "mlx5_0", 1, 0, 0 };
+	struct mcc_device_desc_v1 dd = { sizeof(dd), 0, "mlx5_0", 1, 0, 0 };
 	mcc_device *dev;
-	struct mcc_route_desc rd = { sizeof(rd), 1, 0, 1, 1, "peer:1@mlx5_0", 1 };
+	struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 0, 1, 1, "peer:1@mlx5_0", 1 };
 	mcc_route *route;
 	if (ops->lane_open(ctx, &ld, &lane) || ops->device_open(ctx, &dd, &dev) ||
 	    ops->route_open(ctx, dev, &rd, &route))
 		return 1;
-	struct mcc_task_ref task = { 1, 1, 0, 0 };
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_task_ref_v1 task = { 1, 1, 0, 0 };
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 
 	/* warm up and let two epochs see traffic (credit mode needs a busy
 	 * epoch; a real monitor ticks every epoch_us) */
@@ -172,7 +172,7 @@ int main(int argc, char **argv)
 
 	double *vf = calloc((size_t)reps, sizeof(double)), *vp = calloc((size_t)reps, sizeof(double));
 	double *vc = calloc((size_t)reps, sizeof(double));
-	struct mcc_completion wc = { sizeof(wc), 0, 0, 1, bytes, 0, 0, 0, 0 };
+	struct mcc_completion_v1 wc = { sizeof(wc), 0, 0, 1, bytes, 0, 0, 0, 0 };
 	long refused = 0;
 	for (long r = 0; r < reps; r++) {
 		uint64_t t0 = now_ns();

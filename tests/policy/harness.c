@@ -80,7 +80,7 @@ struct th *th_new_lanes(const struct mcc_policy_v1 *ops, const struct mcc_config
 	h->out.struct_size = sizeof(h->out);
 	h->init_rc = ops->init(&h->host, &h->cfg, &h->out, &h->ctx);
 	CU_ASSERT_EQUAL_FATAL(h->init_rc, 0);
-	struct mcc_lane_desc ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
+	struct mcc_lane_desc_v1 ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
 	CU_ASSERT_EQUAL_FATAL(ops->lane_open(h->ctx, &ld, &h->lane), 0);
 	return h;
 }
@@ -120,7 +120,7 @@ mcc_device *th_dev(struct th *h, uint32_t id)
 
 mcc_device *th_dev_rate(struct th *h, uint32_t id, uint64_t link_bps)
 {
-	struct mcc_device_desc d = { sizeof(d), id, "mlx5_t", 2, 0, link_bps };
+	struct mcc_device_desc_v1 d = { sizeof(d), id, "mlx5_t", 2, 0, link_bps };
 	mcc_device *dv = NULL;
 	CU_ASSERT_EQUAL_FATAL(h->ops->device_open(h->ctx, &d, &dv), 0);
 	CU_ASSERT_FATAL(h->ndev < TH_MAX_DOMS);
@@ -134,7 +134,7 @@ mcc_route *th_route(struct th *h, mcc_device *dv, uint64_t route_id, uint32_t po
 	char path[64];
 	snprintf(path, sizeof(path), "10.0.0.%llu:12345@mlx5_%u", (unsigned long long)route_id,
 	         port);
-	struct mcc_route_desc d = { sizeof(d), port, cq, gen, route_id, path, 1000 + route_id };
+	struct mcc_route_desc_v1 d = { sizeof(d), port, cq, gen, route_id, path, 1000 + route_id };
 	mcc_route *r = NULL;
 	CU_ASSERT_EQUAL_FATAL(h->ops->route_open(h->ctx, dv, &d, &r), 0);
 	CU_ASSERT_FATAL(h->nroute < TH_MAX_DOMS);
@@ -160,20 +160,20 @@ void th_advance_ms(struct th *h, uint64_t ms)
 }
 
 int th_acq(struct th *h, mcc_route *r, uint64_t bytes, uint32_t gen, uint64_t batch,
-           uint64_t task, uint32_t attempt, struct mcc_permit *p)
+           uint64_t task, uint32_t attempt, struct mcc_permit_v1 *p)
 {
-	struct mcc_task_ref t = { batch, task, attempt, 0 };
+	struct mcc_task_ref_v1 t = { batch, task, attempt, 0 };
 	return h->ops->try_acquire(h->lane, r, bytes, gen, &t, p);
 }
 
-int th_acq_simple(struct th *h, mcc_route *r, uint64_t bytes, struct mcc_permit *p)
+int th_acq_simple(struct th *h, mcc_route *r, uint64_t bytes, struct mcc_permit_v1 *p)
 {
 	return th_acq(h, r, bytes, 1, 1, 1, 0, p);
 }
 
-void th_wc_gen(struct th *h, struct mcc_permit *p, int32_t status, uint32_t gen, uint64_t bytes)
+void th_wc_gen(struct th *h, struct mcc_permit_v1 *p, int32_t status, uint32_t gen, uint64_t bytes)
 {
-	struct mcc_completion wc;
+	struct mcc_completion_v1 wc;
 	memset(&wc, 0, sizeof(wc));
 	wc.struct_size = sizeof(wc);
 	wc.wc_status = status;
@@ -186,9 +186,9 @@ void th_wc_gen(struct th *h, struct mcc_permit *p, int32_t status, uint32_t gen,
 	h->ops->on_completion(h->lane, p, &wc);
 }
 
-void th_wc(struct th *h, struct mcc_permit *p, int32_t status, uint32_t vendor_err)
+void th_wc(struct th *h, struct mcc_permit_v1 *p, int32_t status, uint32_t vendor_err)
 {
-	struct mcc_completion wc;
+	struct mcc_completion_v1 wc;
 	memset(&wc, 0, sizeof(wc));
 	wc.struct_size = sizeof(wc);
 	wc.wc_status = status;
@@ -198,26 +198,26 @@ void th_wc(struct th *h, struct mcc_permit *p, int32_t status, uint32_t vendor_e
 	h->ops->on_completion(h->lane, p, &wc);
 }
 
-int th_rel(struct th *h, struct mcc_permit *p, uint64_t bytes, uint32_t reason)
+int th_rel(struct th *h, struct mcc_permit_v1 *p, uint64_t bytes, uint32_t reason)
 {
 	return h->ops->release(h->lane, p, bytes, reason);
 }
 
-static struct mcc_domain_stats stats(struct th *h, int kind, const void *dom)
+static struct mcc_domain_stats_v1 stats(struct th *h, int kind, const void *dom)
 {
-	struct mcc_domain_stats s;
+	struct mcc_domain_stats_v1 s;
 	memset(&s, 0, sizeof(s));
 	s.struct_size = sizeof(s);
 	CU_ASSERT_EQUAL(h->ops->domain_stats(h->ctx, kind, dom, &s), 0);
 	return s;
 }
 
-struct mcc_domain_stats th_rs(struct th *h, mcc_route *r)
+struct mcc_domain_stats_v1 th_rs(struct th *h, mcc_route *r)
 {
 	return stats(h, MCC_DOMAIN_ROUTE, r);
 }
 
-struct mcc_domain_stats th_ds(struct th *h, mcc_device *d)
+struct mcc_domain_stats_v1 th_ds(struct th *h, mcc_device *d)
 {
 	return stats(h, MCC_DOMAIN_DEVICE, d);
 }
@@ -238,9 +238,9 @@ uint64_t th_rwin(struct th *h, mcc_route *r)
 }
 
 int th_query(struct th *h, uint64_t batch, uint64_t task, uint32_t flags,
-             struct mcc_task_detail *d)
+             struct mcc_task_detail_v1 *d)
 {
-	struct mcc_task_ref t = { batch, task, 0, 0 };
+	struct mcc_task_ref_v1 t = { batch, task, 0, 0 };
 	if (d) {
 		memset(d, 0, sizeof(*d));
 		d->struct_size = sizeof(*d);
@@ -251,7 +251,7 @@ int th_query(struct th *h, uint64_t batch, uint64_t task, uint32_t flags,
 void th_async(struct th *h, int32_t type, mcc_device *d, mcc_route *r, uint32_t port,
               uint32_t cq, uint32_t gen)
 {
-	struct mcc_async_event ev;
+	struct mcc_async_event_v1 ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.struct_size = sizeof(ev);
 	ev.event_type = type;
@@ -267,7 +267,7 @@ void th_async(struct th *h, int32_t type, mcc_device *d, mcc_route *r, uint32_t 
 void th_sig(struct th *h, uint32_t kind, mcc_device *d, mcc_route *r, uint64_t batch,
             uint64_t task, uint32_t gen, int32_t raw, uint64_t v0, uint64_t v1)
 {
-	struct mcc_signal s;
+	struct mcc_signal_v1 s;
 	memset(&s, 0, sizeof(s));
 	s.struct_size = sizeof(s);
 	s.kind = kind;
@@ -297,8 +297,8 @@ unsigned th_push(struct th *h, mcc_route *r, unsigned n, uint64_t slice, uint32_
 {
 	unsigned k = 0;
 	for (; k < n && th_live(h) < TH_FIFO; k++) {
-		struct mcc_permit *p = &h->fifo[h->fh % TH_FIFO];
-		*p = (struct mcc_permit)MCC_PERMIT_INIT;
+		struct mcc_permit_v1 *p = &h->fifo[h->fh % TH_FIFO];
+		*p = (struct mcc_permit_v1)MCC_PERMIT_INIT;
 		if (th_acq(h, r, slice, gen, 0, 0, 0, p) != MCC_ADMIT)
 			break;
 		h->fh++;
@@ -310,7 +310,7 @@ unsigned th_pop(struct th *h, unsigned n, int32_t status)
 {
 	unsigned k = 0;
 	for (; k < n && th_live(h); k++) {
-		struct mcc_permit *p = &h->fifo[h->ft++ % TH_FIFO];
+		struct mcc_permit_v1 *p = &h->fifo[h->ft++ % TH_FIFO];
 		th_wc_gen(h, p, status, p->generation, 0);
 	}
 	return k;
@@ -369,7 +369,7 @@ void th_press(struct th *h, mcc_route *r, int epochs)
 void th_quarantine_route(struct th *h, mcc_route *r, uint32_t gen)
 {
 	for (uint32_t i = 0; i < h->cfg.hard_error_threshold; i++) {
-		struct mcc_permit p = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL(th_acq(h, r, 4096, gen, 0, 0, 0, &p), MCC_ADMIT);
 		th_wc(h, &p, IBV_WC_RETRY_EXC_ERR, 0);
 	}

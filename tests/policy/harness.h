@@ -36,7 +36,7 @@ struct th {
 	mcc_route *routes[TH_MAX_DOMS];
 	int ndev, nroute;
 	/* FIFO of live permits for the traffic helpers */
-	struct mcc_permit fifo[TH_FIFO];
+	struct mcc_permit_v1 fifo[TH_FIFO];
 	unsigned fh, ft;
 	uint64_t lat_ns; /* non-zero: completions carry post/complete stamps this far apart */
 	uint32_t gen;    /* generation used by the traffic helpers (default 1) */
@@ -63,20 +63,20 @@ void th_ticks(struct th *h, int n);
 void th_advance_ms(struct th *h, uint64_t ms); /* advance time, no tick */
 
 int th_acq(struct th *h, mcc_route *r, uint64_t bytes, uint32_t gen, uint64_t batch,
-           uint64_t task, uint32_t attempt, struct mcc_permit *p);
-int th_acq_simple(struct th *h, mcc_route *r, uint64_t bytes, struct mcc_permit *p);
-void th_wc(struct th *h, struct mcc_permit *p, int32_t status, uint32_t vendor_err);
-void th_wc_gen(struct th *h, struct mcc_permit *p, int32_t status, uint32_t gen, uint64_t bytes);
-int th_rel(struct th *h, struct mcc_permit *p, uint64_t bytes, uint32_t reason);
+           uint64_t task, uint32_t attempt, struct mcc_permit_v1 *p);
+int th_acq_simple(struct th *h, mcc_route *r, uint64_t bytes, struct mcc_permit_v1 *p);
+void th_wc(struct th *h, struct mcc_permit_v1 *p, int32_t status, uint32_t vendor_err);
+void th_wc_gen(struct th *h, struct mcc_permit_v1 *p, int32_t status, uint32_t gen, uint64_t bytes);
+int th_rel(struct th *h, struct mcc_permit_v1 *p, uint64_t bytes, uint32_t reason);
 
-struct mcc_domain_stats th_rs(struct th *h, mcc_route *r);
-struct mcc_domain_stats th_ds(struct th *h, mcc_device *d);
+struct mcc_domain_stats_v1 th_rs(struct th *h, mcc_route *r);
+struct mcc_domain_stats_v1 th_ds(struct th *h, mcc_device *d);
 uint32_t th_rstate(struct th *h, mcc_route *r);
 uint32_t th_dstate(struct th *h, mcc_device *d);
 uint64_t th_rwin(struct th *h, mcc_route *r);
 
 int th_query(struct th *h, uint64_t batch, uint64_t task, uint32_t flags,
-             struct mcc_task_detail *d);
+             struct mcc_task_detail_v1 *d);
 
 void th_async(struct th *h, int32_t type, mcc_device *d, mcc_route *r, uint32_t port,
               uint32_t cq, uint32_t gen);

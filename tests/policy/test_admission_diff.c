@@ -129,7 +129,7 @@ struct run {
 	mcc_lane *lane[NLANE]; /* NULL: closed */
 	mcc_device *dev[NDEV];
 	mcc_route *route[NROUTE];
-	struct mcc_permit p[NPERMIT];
+	struct mcc_permit_v1 p[NPERMIT];
 };
 
 static uint64_t diff_clock(void *arg)
@@ -146,14 +146,14 @@ static void diff_log(void *arg, int level, const char *fmt, ...)
 
 /* `p` as the last operation left it (dead: settled, refused or unused). */
 static int run_acquire(struct run *u, mcc_lane *l, mcc_route *r, uint64_t bytes, uint32_t gen,
-                       const struct mcc_task_ref *t, struct mcc_permit *p)
+                       const struct mcc_task_ref_v1 *t, struct mcc_permit_v1 *p)
 {
 	if (u->general)
 		return mcc_core_acquire_general(l, r, bytes, gen, t, p);
 	return u->ops->try_acquire(l, r, bytes, gen, t, p);
 }
 
-static int run_release(struct run *u, mcc_lane *l, struct mcc_permit *p, uint64_t bytes,
+static int run_release(struct run *u, mcc_lane *l, struct mcc_permit_v1 *p, uint64_t bytes,
                        uint32_t reason)
 {
 	if (u->general)
@@ -161,8 +161,8 @@ static int run_release(struct run *u, mcc_lane *l, struct mcc_permit *p, uint64_
 	return u->ops->release(l, p, bytes, reason);
 }
 
-static void run_complete(struct run *u, mcc_lane *l, struct mcc_permit *p,
-                         const struct mcc_completion *wc)
+static void run_complete(struct run *u, mcc_lane *l, struct mcc_permit_v1 *p,
+                         const struct mcc_completion_v1 *wc)
 {
 	if (u->general)
 		mcc_core_completion_general(l, p, wc);
@@ -172,7 +172,7 @@ static void run_complete(struct run *u, mcc_lane *l, struct mcc_permit *p,
 
 static void run_open_lane(struct run *u, uint32_t id)
 {
-	struct mcc_lane_desc ld = { sizeof(ld), id, MCC_LANE_POST_POLL, 0 };
+	struct mcc_lane_desc_v1 ld = { sizeof(ld), id, MCC_LANE_POST_POLL, 0 };
 	CU_ASSERT_EQUAL_FATAL(u->ops->lane_open(u->ctx, &ld, &u->lane[id]), 0);
 }
 
@@ -182,9 +182,9 @@ static void run_tick(struct run *u, uint64_t advance_ns)
 	u->ops->tick(u->ctx, now);
 }
 
-static struct mcc_domain_stats run_stats(struct run *u, int kind, const void *dom)
+static struct mcc_domain_stats_v1 run_stats(struct run *u, int kind, const void *dom)
 {
-	struct mcc_domain_stats s;
+	struct mcc_domain_stats_v1 s;
 	memset(&s, 0, sizeof(s));
 	s.struct_size = sizeof(s);
 	CU_ASSERT_EQUAL(u->ops->domain_stats(u->ctx, kind, dom, &s), 0);
@@ -208,18 +208,18 @@ static void run_init(struct run *u, const struct mcc_policy_v1 *ops, bool genera
 	c.mode = ops->mode;
 	CU_ASSERT_EQUAL_FATAL(ops->init(&u->host, &c, NULL, &u->ctx), 0);
 	for (int i = 0; i < ndev; i++) {
-		struct mcc_device_desc d = { sizeof(d), (uint32_t)i, "mlx5_d", 2, 0, 400000000000ull };
+		struct mcc_device_desc_v1 d = { sizeof(d), (uint32_t)i, "mlx5_d", 2, 0, 400000000000ull };
 		CU_ASSERT_EQUAL_FATAL(ops->device_open(u->ctx, &d, &u->dev[i]), 0);
 	}
 	for (int k = 0; k < nroute; k++) {
-		struct mcc_route_desc r = { sizeof(r), 1 + (uint32_t)(k / ndev), (uint32_t)k, 1,
+		struct mcc_route_desc_v1 r = { sizeof(r), 1 + (uint32_t)(k / ndev), (uint32_t)k, 1,
 			                    100 + (uint64_t)k, "10.0.0.9:1@mlx5_1", 7 };
 		CU_ASSERT_EQUAL_FATAL(ops->route_open(u->ctx, u->dev[k % ndev], &r, &u->route[k]), 0);
 	}
 	for (int i = 0; i < nlane; i++)
 		run_open_lane(u, (uint32_t)i);
 	for (int i = 0; i < NPERMIT; i++)
-		u->p[i] = (struct mcc_permit)MCC_PERMIT_INIT;
+		u->p[i] = (struct mcc_permit_v1)MCC_PERMIT_INIT;
 }
 
 static void run_fini(struct run *u, int ndev, int nroute)
@@ -263,7 +263,7 @@ struct op {
 	uint32_t gen, reason, flags;
 	int32_t code;
 	uint64_t lat;
-	struct mcc_task_ref task;
+	struct mcc_task_ref_v1 task;
 };
 
 /* The sequence's generator state (never read from either instance, except
@@ -298,9 +298,9 @@ static int pick_slot(struct gen *g, const struct run *a, bool live)
 	return -1;
 }
 
-static struct mcc_task_ref pick_task(struct gen *g)
+static struct mcc_task_ref_v1 pick_task(struct gen *g)
 {
-	struct mcc_task_ref t = { 0, 0, 0, 0 };
+	struct mcc_task_ref_v1 t = { 0, 0, 0, 0 };
 	if (below(&g->s, 10) < 7) {
 		t.batch_id = 1 + below(&g->s, NBATCH);
 		t.task_id = below(&g->s, NTASK);
@@ -345,7 +345,7 @@ static void draw(struct gen *g, const struct run *a, struct op *o)
 		o->slot = pick_slot(g, a, true);
 		if (o->slot < 0)
 			return;
-		const struct mcc_permit *p = &a->p[o->slot];
+		const struct mcc_permit_v1 *p = &a->p[o->slot];
 		uint64_t y = below(&g->s, 100);
 		o->code = y < 94 ? IBV_WC_SUCCESS : wc_err[below(&g->s, 8)];
 		y = below(&g->s, 100);
@@ -359,7 +359,7 @@ static void draw(struct gen *g, const struct run *a, struct op *o)
 		o->slot = pick_slot(g, a, true);
 		if (o->slot < 0)
 			return;
-		const struct mcc_permit *p = &a->p[o->slot];
+		const struct mcc_permit_v1 *p = &a->p[o->slot];
 		o->bytes = below(&g->s, 2) ? p->bytes : 1 + below(&g->s, p->bytes);
 		o->reason = below(&g->s, 10) < 8 ? MCC_REL_NOT_POSTED : (uint32_t)below(&g->s, 5);
 	} else if (x < 800) {
@@ -415,7 +415,7 @@ static void draw(struct gen *g, const struct run *a, struct op *o)
 }
 
 /* Apply `o` to `u`; the result code and (queries) detail for comparison. */
-static int apply(struct run *u, const struct op *o, struct mcc_task_detail *det)
+static int apply(struct run *u, const struct op *o, struct mcc_task_detail_v1 *det)
 {
 	mcc_lane *l = u->lane[o->lane];
 	mcc_route *r = u->route[o->route];
@@ -431,8 +431,8 @@ static int apply(struct run *u, const struct op *o, struct mcc_task_detail *det)
 		if (o->slot < 0)
 			return 0;
 		if (o->kind == OP_WC || o->flags) {
-			struct mcc_permit *p = &u->p[o->slot];
-			struct mcc_completion wc = { sizeof(wc), o->kind == OP_WC ? o->code : IBV_WC_SUCCESS,
+			struct mcc_permit_v1 *p = &u->p[o->slot];
+			struct mcc_completion_v1 wc = { sizeof(wc), o->kind == OP_WC ? o->code : IBV_WC_SUCCESS,
 				                     7, o->gen, o->bytes, o->lat ? now - o->lat : 0,
 				                     o->lat ? now : 0, 0, 0 };
 			run_complete(u, l, p, &wc);
@@ -451,13 +451,13 @@ static int apply(struct run *u, const struct op *o, struct mcc_task_detail *det)
 		run_tick(u, o->advance);
 		return 0;
 	case OP_SIGNAL: {
-		struct mcc_signal s = { sizeof(s), o->reason, dv, r, o->task, o->gen, -5, o->code, 0,
+		struct mcc_signal_v1 s = { sizeof(s), o->reason, dv, r, o->task, o->gen, -5, o->code, 0,
 			                o->v0, o->v1, now };
 		u->ops->on_signal(u->ctx, &s);
 		return 0;
 	}
 	case OP_ASYNC: {
-		struct mcc_async_event e = { sizeof(e), o->code, dv, r,
+		struct mcc_async_event_v1 e = { sizeof(e), o->code, dv, r,
 			                     1 + (uint32_t)(o->route / NDEV), (uint32_t)o->route, 0,
 			                     o->gen, now };
 		u->ops->on_async_event(u->ctx, &e);
@@ -609,7 +609,7 @@ static int64_t dev_idx(const struct run *u, const mcc_device *d)
 /* Every field of permit k (x on a, y on b), the handles by index. */
 static void cmp_permit(struct diff *df, int k, const struct run *a, const struct run *b)
 {
-	const struct mcc_permit *x = &a->p[k], *y = &b->p[k];
+	const struct mcc_permit_v1 *x = &a->p[k], *y = &b->p[k];
 #define PF(f) differ(df, (uint64_t)y->f, (uint64_t)x->f, "permit %d " #f, k)
 	PF(struct_size);
 	PF(flags);
@@ -639,8 +639,8 @@ static void cmp_state(struct diff *df, const struct run *a, const struct run *b)
 }
 
 /* `all`: inflight_bytes too (see the head comment: right after a tick). */
-static void cmp_stats_one(struct diff *df, const char *name, int i, struct mcc_domain_stats x,
-                          struct mcc_domain_stats y, bool all)
+static void cmp_stats_one(struct diff *df, const char *name, int i, struct mcc_domain_stats_v1 x,
+                          struct mcc_domain_stats_v1 y, bool all)
 {
 	if (!all)
 		x.inflight_bytes = y.inflight_bytes;
@@ -682,8 +682,8 @@ static void cmp_stats(struct diff *df, struct run *a, struct run *b, int ndev, i
 		              run_stats(b, MCC_DOMAIN_ROUTE, b->route[k]), all);
 }
 
-static void cmp_detail(struct diff *df, const struct mcc_task_detail *x,
-                       const struct mcc_task_detail *y)
+static void cmp_detail(struct diff *df, const struct mcc_task_detail_v1 *x,
+                       const struct mcc_task_detail_v1 *y)
 {
 #define QF(f) differ(df, (uint64_t)y->f, (uint64_t)x->f, "task_query detail " #f)
 	QF(state);
@@ -710,7 +710,7 @@ static void cmp_queries(struct diff *df, struct run *a, struct run *b)
 	for (uint64_t bt = 1; bt <= NBATCH; bt++)
 		for (uint64_t t = 0; t < NTASK; t++) {
 			struct op o = { .kind = OP_QUERY, .reason = 1, .task = { bt, t, 0, 0 } };
-			struct mcc_task_detail x, y;
+			struct mcc_task_detail_v1 x, y;
 			int rx = apply(a, &o, &x), ry = apply(b, &o, &y);
 			differ(df, (uint64_t)ry, (uint64_t)rx, "task_query state");
 			cmp_detail(df, &x, &y);
@@ -774,7 +774,7 @@ static bool sequence(const struct mcc_policy_v1 *ops, uint64_t seed, int nops)
 		draw(&g, &a, o);
 		if (o->kind == OP_ACQ && o->slot >= 0)
 			count_mode(&a, o->route);
-		struct mcc_task_detail x, y;
+		struct mcc_task_detail_v1 x, y;
 		int rx = apply(&a, o, &x), ry = apply(&b, o, &y);
 		differ(&df, (uint64_t)ry, (uint64_t)rx, "return value");
 		if (o->kind == OP_QUERY && o->reason)
@@ -857,7 +857,7 @@ struct tt_thread {
 	struct run *u;
 	pthread_barrier_t *bar;
 	int id;
-	struct mcc_permit p[2 * TT_HELD];
+	struct mcc_permit_v1 p[2 * TT_HELD];
 	uint64_t live; /* bytes held by p */
 	uint64_t admitted, settled, refused;
 	unsigned bad; /* calls that failed (CUnit asserts only on the main thread) */
@@ -870,14 +870,14 @@ struct tt {
 };
 
 /* Settle `n` bytes of permit p (complete or release). */
-static void tt_settle(struct tt_thread *t, mcc_lane *l, struct mcc_permit *p, uint64_t n,
+static void tt_settle(struct tt_thread *t, mcc_lane *l, struct mcc_permit_v1 *p, uint64_t n,
                       bool complete, int32_t status, uint64_t lat)
 {
 	uint64_t now = atomic_load(&t->u->now);
 	t->settled += n;
 	t->live -= n;
 	if (complete) {
-		struct mcc_completion wc = { sizeof(wc), status, 0, p->generation, n,
+		struct mcc_completion_v1 wc = { sizeof(wc), status, 0, p->generation, n,
 			                     lat ? now - lat : 0, lat ? now : 0, 0, 0 };
 		run_complete(t->u, l, p, &wc);
 	} else {
@@ -895,7 +895,7 @@ static void tt_phase(struct tt_thread *t, mcc_lane *l, int phase)
 	for (int i = 0; i < TT_OPS; i++) {
 		uint64_t x = below(&s, 100);
 		int k = (int)below(&s, 2 * TT_HELD);
-		struct mcc_permit *p = &t->p[k];
+		struct mcc_permit_v1 *p = &t->p[k];
 		bool live = p->flags & MCC_PERMIT_F_LIVE;
 		if (x < 50 && !live) {
 			uint64_t bytes = 1 + below(&s, 64 * KiB);
@@ -925,7 +925,7 @@ static void *tt_main(void *arg)
 {
 	struct tt_thread *t = arg;
 	mcc_lane *l = NULL;
-	struct mcc_lane_desc ld = { sizeof(ld), 1 + (uint32_t)t->id, MCC_LANE_POST, 0 };
+	struct mcc_lane_desc_v1 ld = { sizeof(ld), 1 + (uint32_t)t->id, MCC_LANE_POST, 0 };
 	t->bad += t->u->ops->lane_open(t->u->ctx, &ld, &l) != 0;
 	pthread_barrier_wait(t->bar);
 	for (int ph = 0; ph < TT_PHASES; ph++) {
@@ -945,7 +945,7 @@ static void *tt_main(void *arg)
 }
 
 /* Run the two threads on one path; the stats after each tick in st. */
-static void tt_run(struct tt *tt, bool general, struct mcc_domain_stats st[TT_PHASES][4],
+static void tt_run(struct tt *tt, bool general, struct mcc_domain_stats_v1 st[TT_PHASES][4],
                    int *credit_phases)
 {
 	struct mcc_config_v1 cfg;
@@ -963,7 +963,7 @@ static void tt_run(struct tt *tt, bool general, struct mcc_domain_stats st[TT_PH
 		tt->t[i].bar = &tt->bar;
 		tt->t[i].id = i;
 		for (int k = 0; k < 2 * TT_HELD; k++)
-			tt->t[i].p[k] = (struct mcc_permit)MCC_PERMIT_INIT;
+			tt->t[i].p[k] = (struct mcc_permit_v1)MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, tt_main, &tt->t[i]), 0);
 	}
 	pthread_barrier_wait(&tt->bar); /* lanes open */
@@ -976,7 +976,7 @@ static void tt_run(struct tt *tt, bool general, struct mcc_domain_stats st[TT_PH
 		if (!(atomic_load(&tt->u.dev[0]->d.ctl) & MCC_CTL_SLOWPATH))
 			(*credit_phases)++; /* the next phase admits from lane credit */
 		/* the cross-lane hand-off: each thread settles the other's permits */
-		struct mcc_permit tmp[2 * TT_HELD];
+		struct mcc_permit_v1 tmp[2 * TT_HELD];
 		memcpy(tmp, tt->t[0].p, sizeof(tmp));
 		memcpy(tt->t[0].p, tt->t[1].p, sizeof(tmp));
 		memcpy(tt->t[1].p, tmp, sizeof(tmp));
@@ -999,11 +999,11 @@ static void tt_run(struct tt *tt, bool general, struct mcc_domain_stats st[TT_PH
 	}
 	CU_ASSERT(admitted > 0);
 	CU_ASSERT_EQUAL(admitted, settled);
-	struct mcc_domain_stats d = run_stats(&tt->u, MCC_DOMAIN_DEVICE, tt->u.dev[0]);
+	struct mcc_domain_stats_v1 d = run_stats(&tt->u, MCC_DOMAIN_DEVICE, tt->u.dev[0]);
 	CU_ASSERT_EQUAL(d.inflight_bytes, 0);
 	CU_ASSERT_EQUAL(d.double_release, 0);
 	for (int k = 0; k < 3; k++) {
-		struct mcc_domain_stats r = run_stats(&tt->u, MCC_DOMAIN_ROUTE, tt->u.route[k]);
+		struct mcc_domain_stats_v1 r = run_stats(&tt->u, MCC_DOMAIN_ROUTE, tt->u.route[k]);
 		CU_ASSERT_EQUAL(r.inflight_bytes, 0);
 		CU_ASSERT_EQUAL(r.double_release, 0);
 	}
@@ -1013,7 +1013,7 @@ static void tt_run(struct tt *tt, bool general, struct mcc_domain_stats st[TT_PH
 static void test_diff_two_threads_same_windows_every_byte_settled_once(void)
 {
 	static struct tt tt;
-	static struct mcc_domain_stats sa[TT_PHASES][4], sb[TT_PHASES][4];
+	static struct mcc_domain_stats_v1 sa[TT_PHASES][4], sb[TT_PHASES][4];
 	int ca = 0, cb = 0;
 	tt_run(&tt, false, sa, &ca);
 	tt_run(&tt, true, sb, &cb);

@@ -27,14 +27,14 @@ static struct fix fx(const struct mcc_config_v1 *cfg)
 
 static void timeout_wc(struct th *h, mcc_route *r, uint32_t gen)
 {
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(h, r, 4096, gen, 0, 0, 0, &p), MCC_ADMIT);
 	th_wc(h, &p, IBV_WC_RETRY_EXC_ERR, 0);
 }
 
 static void probe_ok(struct th *h, mcc_route *r, uint32_t gen)
 {
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(h, r, 4096, gen, 0, 0, 0, &p), MCC_ADMIT);
 	CU_ASSERT(p.flags & MCC_PERMIT_F_PROBE);
 	th_wc(h, &p, IBV_WC_SUCCESS, 0);
@@ -58,7 +58,7 @@ static void test_edge_healthy_to_congested_after_high_pressure_epochs(void)
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 16 * MiB);
 	CU_ASSERT(th_rs(f.h, f.r).drain_us > 200);
 	th_press(f.h, f.r, 1);
-	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	struct mcc_domain_stats_v1 s = th_rs(f.h, f.r);
 	CU_ASSERT_EQUAL(s.state, MCC_PATH_CONGESTED);
 	CU_ASSERT_EQUAL(s.window_bytes, 8 * MiB); /* md_percent 50 */
 	CU_ASSERT_EQUAL(s.window_cuts, 1);
@@ -87,7 +87,7 @@ static void test_at_most_one_multiplicative_cut_per_epoch(void)
 	th_press(f.h, f.r, 1);
 	/* a storm of pressure in one epoch: receiver pressure, backlog growth */
 	for (int i = 0; i < 50; i++) {
-		struct mcc_permit p = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 4096, &p), MCC_ADMIT);
 		th_wc(f.h, &p, IBV_WC_RNR_RETRY_EXC_ERR, 0);
 		th_sig(f.h, MCC_SIG_BACKLOG, NULL, f.r, 0, 0, 1, 0, (uint64_t)(i + 1) * MiB, 0);
@@ -206,12 +206,12 @@ static void test_edge_healthy_to_suspect_on_route_timeout(void)
 	struct fix f = fx(NULL);
 	timeout_wc(f.h, f.r, 1);
 	th_tick(f.h);
-	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	struct mcc_domain_stats_v1 s = th_rs(f.h, f.r);
 	CU_ASSERT_EQUAL(s.state, MCC_PATH_SUSPECT);
 	CU_ASSERT_EQUAL(s.hard_errors, 1);
 	CU_ASSERT_EQUAL(s.window_bytes, 16 * MiB); /* no cut, no quarantine */
 	CU_ASSERT_EQUAL(s.quarantines, 0);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 4096, &p), MCC_ADMIT); /* recovery chance kept */
 	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
 	th_free(f.h);
@@ -284,11 +284,11 @@ static void test_edge_suspect_to_quarantined_at_threshold(void)
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).hard_errors, 2);
 	timeout_wc(f.h, f.r, 1);
 	th_tick(f.h);
-	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	struct mcc_domain_stats_v1 s = th_rs(f.h, f.r);
 	CU_ASSERT_EQUAL(s.state, MCC_PATH_QUARANTINED);
 	CU_ASSERT_EQUAL(s.quarantines, 1);
 	CU_ASSERT_EQUAL(s.cooldown_ms, 1000);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 4096, &p), MCC_AVOID);
 	CU_ASSERT_EQUAL(p.reason, MCC_REASON_PATH_QUARANTINED);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).avoids, 1);
@@ -335,7 +335,7 @@ static void test_edge_quarantined_to_probing_after_cooldown(void)
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_QUARANTINED);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).cooldown_ms, 1);
 	th_tick(f.h); /* 1000 ms */
-	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	struct mcc_domain_stats_v1 s = th_rs(f.h, f.r);
 	CU_ASSERT_EQUAL(s.state, MCC_PATH_PROBING);
 	CU_ASSERT_EQUAL(s.window_bytes, 128 * KiB);
 	CU_ASSERT_EQUAL(s.cooldown_ms, 0);
@@ -349,7 +349,7 @@ static void test_probing_admits_only_new_generation(void)
 	th_advance_ms(f.h, 1000);
 	th_tick(f.h);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_PROBING);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 3, 0, 0, 0, &p), MCC_AVOID);
 	CU_ASSERT_EQUAL(p.reason, MCC_REASON_PATH_QUARANTINED);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 2, 0, 0, 0, &p), MCC_AVOID);
@@ -367,7 +367,7 @@ static void test_probing_admits_generation_rebuilt_before_quarantine(void)
 {
 	struct fix f = fx(NULL);
 	for (uint32_t i = 0; i < 3; i++) {
-		struct mcc_permit p = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 3, 0, 0, 0, &p), MCC_ADMIT);
 		th_wc(f.h, &p, IBV_WC_RETRY_EXC_ERR, 0);
 	}
@@ -377,7 +377,7 @@ static void test_probing_admits_generation_rebuilt_before_quarantine(void)
 	th_advance_ms(f.h, 1000);
 	th_tick(f.h);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_PROBING);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 3, 0, 0, 0, &p), MCC_AVOID);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 4, 0, 0, 0, &p), MCC_ADMIT);
 	CU_ASSERT(p.flags & MCC_PERMIT_F_PROBE);
@@ -394,7 +394,7 @@ static void test_probing_admits_only_a_bounded_probe(void)
 	th_quarantine_route(f.h, f.r, 1);
 	th_advance_ms(f.h, 1000);
 	th_tick(f.h);
-	struct mcc_permit a = MCC_PERMIT_INIT, b = MCC_PERMIT_INIT, x = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 a = MCC_PERMIT_INIT, b = MCC_PERMIT_INIT, x = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 32 * KiB, 2, 0, 0, 0, &a), MCC_ADMIT);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 32 * KiB, 2, 0, 0, 0, &b), MCC_ADMIT);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 2, 0, 0, 0, &x), MCC_AVOID); /* unproven */
@@ -417,7 +417,7 @@ static void test_edge_probing_to_congested_after_probe_successes(void)
 	probe_ok(f.h, f.r, 2);
 	th_tick(f.h);
 	f.h->gen = 2;
-	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	struct mcc_domain_stats_v1 s = th_rs(f.h, f.r);
 	/* issue 11: recovers HEALTHY (nothing measured pressure) from the
 	 * minimum window, then slow start: growth resumes after
 	 * low_pressure_epochs (4) clean epochs (the first also learns the new
@@ -443,15 +443,15 @@ static void test_edge_probing_to_quarantined_on_probe_failure(void)
 	th_quarantine_route(f.h, f.r, 1);
 	th_advance_ms(f.h, 1000);
 	th_tick(f.h);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 2, 5, 6, 1, &p), MCC_ADMIT);
 	th_wc(f.h, &p, IBV_WC_RETRY_EXC_ERR, 0);
 	th_tick(f.h);
-	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	struct mcc_domain_stats_v1 s = th_rs(f.h, f.r);
 	CU_ASSERT_EQUAL(s.state, MCC_PATH_QUARANTINED);
 	CU_ASSERT_EQUAL(s.quarantines, 2);
 	CU_ASSERT_EQUAL(s.cooldown_ms, 2000); /* a new (flap-damped) cooldown */
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 5, 6, 0, &d), MCC_TASK_LONG_UNAVAILABLE);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_PROBE_FAILED);
 	/* the next probe needs a generation newer than the failed one */
@@ -478,7 +478,7 @@ static void test_flap_damping_doubles_cooldown_capped(void)
 		if (q == 0) {
 			th_quarantine_route(f.h, f.r, gen);
 		} else { /* probe fails on a new generation */
-			struct mcc_permit p = MCC_PERMIT_INIT;
+			struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 			CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, ++gen, 0, 0, 0, &p), MCC_ADMIT);
 			th_wc(f.h, &p, IBV_WC_RETRY_EXC_ERR, 0);
 			th_tick(f.h);
@@ -522,7 +522,7 @@ static void test_congestion_never_fails_over(void)
 	struct fix f = fx(NULL);
 	for (int i = 0; i < 30; i++) {
 		th_press(f.h, f.r, 1);
-		struct mcc_permit p = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 		int d = th_acq_simple(f.h, f.r, 4096, &p);
 		CU_ASSERT(d == MCC_ADMIT || d == MCC_DEFER);
 		if (d == MCC_ADMIT)
@@ -557,15 +557,15 @@ static void test_device_domain_runs_its_own_aimd(void)
 /* Per-route traffic for the pressure tests: a standing backlog of `depth`
  * slices, `done` of the oldest completing per epoch (status `st`). */
 struct lane_q {
-	struct mcc_permit p[256];
+	struct mcc_permit_v1 p[256];
 	unsigned h, t;
 };
 
 static void q_fill(struct th *h, mcc_route *r, struct lane_q *q, unsigned depth)
 {
 	while (q->h - q->t < depth) {
-		struct mcc_permit *p = &q->p[q->h % 256];
-		*p = (struct mcc_permit)MCC_PERMIT_INIT;
+		struct mcc_permit_v1 *p = &q->p[q->h % 256];
+		*p = (struct mcc_permit_v1)MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL_FATAL(th_acq_simple(h, r, 64 * KiB, p), MCC_ADMIT);
 		q->h++;
 	}
@@ -601,7 +601,7 @@ static void test_line_rate_delivery_with_deep_queue_is_not_congestion(void)
 			q_done(h, &q, 16, IBV_WC_SUCCESS);
 			th_tick(h);
 		}
-		struct mcc_domain_stats rs = th_rs(h, r), ds = th_ds(h, d);
+		struct mcc_domain_stats_v1 rs = th_rs(h, r), ds = th_ds(h, d);
 		CU_ASSERT(rs.drain_us >= 7000); /* the drain time itself is long */
 		CU_ASSERT_EQUAL(rs.state, MCC_PATH_HEALTHY);
 		CU_ASSERT_EQUAL(ds.state, MCC_PATH_HEALTHY);
@@ -678,7 +678,7 @@ static void test_completion_gap_reads_as_linear_drain(void)
 	uint64_t base = th_rs(h, r).drain_us;
 	CU_ASSERT(base >= 1500 && base <= 2500);
 	th_ticks(h, 20); /* 20 ms without a completion */
-	struct mcc_domain_stats rs = th_rs(h, r), ds = th_ds(h, d);
+	struct mcc_domain_stats_v1 rs = th_rs(h, r), ds = th_ds(h, d);
 	CU_ASSERT(rs.drain_us >= base + 19000 && rs.drain_us <= base + 21000);
 	CU_ASSERT(ds.drain_us >= base + 19000 && ds.drain_us <= base + 21000);
 	CU_ASSERT_EQUAL(rs.state, MCC_PATH_HEALTHY);
@@ -722,7 +722,7 @@ static void test_receiver_pressure_on_one_route_spares_the_device(void)
 		q_done(h, &qb, 1, IBV_WC_SUCCESS);
 		th_tick(h);
 	}
-	struct mcc_domain_stats ds = th_ds(h, d);
+	struct mcc_domain_stats_v1 ds = th_ds(h, d);
 	CU_ASSERT_EQUAL(th_rstate(h, b), MCC_PATH_CONGESTED);
 	CU_ASSERT(th_rs(h, b).window_cuts > 0);
 	CU_ASSERT_EQUAL(ds.state, MCC_PATH_HEALTHY);

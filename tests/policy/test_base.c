@@ -41,7 +41,7 @@ static void test_constant_base_latency_is_not_congestion(void)
 	mcc_device *d;
 	mcc_route *r;
 	struct th *h = long_path(40, &d, &r);
-	struct mcc_domain_stats rs = th_rs(h, r), ds = th_ds(h, d);
+	struct mcc_domain_stats_v1 rs = th_rs(h, r), ds = th_ds(h, d);
 	CU_ASSERT(rs.drain_us >= 4900); /* the drain time itself is long */
 	CU_ASSERT_EQUAL(rs.state, MCC_PATH_HEALTHY);
 	CU_ASSERT_EQUAL(ds.state, MCC_PATH_HEALTHY);
@@ -63,7 +63,7 @@ static void test_queueing_above_the_base_is_congestion(void)
 	h->lat_ns = 7000000;
 	for (int e = 0; e < 2; e++)
 		full_epoch(h, r);
-	struct mcc_domain_stats rs = th_rs(h, r);
+	struct mcc_domain_stats_v1 rs = th_rs(h, r);
 	CU_ASSERT_EQUAL(rs.state, MCC_PATH_CONGESTED);
 	CU_ASSERT(rs.window_cuts >= 1);
 	CU_ASSERT(rs.window_bytes < 16 * MiB);
@@ -144,7 +144,7 @@ static void test_probe_recovery_then_clean_tasks_read_normal(void)
 	th_tick(h);
 	CU_ASSERT_EQUAL_FATAL(th_rstate(h, r), MCC_PATH_PROBING);
 	for (int i = 0; i < 3; i++) { /* probe_successes = 3, new generation */
-		struct mcc_permit p = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL(th_acq(h, r, 4096, 2, 0, 0, 0, &p), MCC_ADMIT);
 		th_wc(h, &p, IBV_WC_SUCCESS, 0);
 	}
@@ -154,11 +154,11 @@ static void test_probe_recovery_then_clean_tasks_read_normal(void)
 	const uint32_t facts = MCC_TASKQ_SEEN_SUCCESS | MCC_TASKQ_FINISHED;
 	for (uint64_t e = 0; e < 12; e++) { /* past low_pressure_epochs */
 		for (uint64_t t = 0; t < 2; t++) {
-			struct mcc_permit p = MCC_PERMIT_INIT;
+			struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 			CU_ASSERT_EQUAL(th_acq(h, r, 64 * KiB, 2, 40 + e, t, 0, &p), MCC_ADMIT);
 			th_wc(h, &p, IBV_WC_SUCCESS, 0);
-			struct mcc_task_ref task = { 40 + e, t, 0, 0 };
-			struct mcc_task_detail dt = { .struct_size = sizeof(dt) };
+			struct mcc_task_ref_v1 task = { 40 + e, t, 0, 0 };
+			struct mcc_task_detail_v1 dt = { .struct_size = sizeof(dt) };
 			CU_ASSERT_EQUAL(h->ops->task_query(h->ctx, &task, facts, &dt), MCC_TASK_NORMAL);
 			CU_ASSERT_EQUAL(dt.state, MCC_TASK_NORMAL);
 			CU_ASSERT_NOT_EQUAL(dt.reason, MCC_REASON_CONGESTION_FEEDBACK);

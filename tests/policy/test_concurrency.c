@@ -103,12 +103,12 @@ static void ct_open(struct ct *c, const struct mcc_policy_v1 *ops, bool growth, 
 		cfg.low_pressure_epochs = 1000000000u;
 	CU_ASSERT_EQUAL_FATAL(ops->init(&c->host, &cfg, NULL, &c->ctx), 0);
 	for (int i = 0; i < NDEV; i++) {
-		struct mcc_device_desc d = { sizeof(d), (uint32_t)i, "mlx5_c", 2, 0, 0 };
+		struct mcc_device_desc_v1 d = { sizeof(d), (uint32_t)i, "mlx5_c", 2, 0, 0 };
 		CU_ASSERT_EQUAL_FATAL(ops->device_open(c->ctx, &d, &c->dev[i]), 0);
 	}
 	for (int i = 0; i < NROUTE; i++) {
 		c->dev_of[i] = i % NDEV;
-		struct mcc_route_desc r = { sizeof(r), 1 + (uint32_t)(i / NDEV), (uint32_t)i, 1,
+		struct mcc_route_desc_v1 r = { sizeof(r), 1 + (uint32_t)(i / NDEV), (uint32_t)i, 1,
 			                    (uint64_t)i, "peer", 7 };
 		CU_ASSERT_EQUAL_FATAL(ops->route_open(c->ctx, c->dev[c->dev_of[i]], &r, &c->route[i]),
 		                      0);
@@ -116,9 +116,9 @@ static void ct_open(struct ct *c, const struct mcc_policy_v1 *ops, bool growth, 
 	}
 }
 
-static struct mcc_domain_stats ct_stats(struct ct *c, int kind, const void *dom)
+static struct mcc_domain_stats_v1 ct_stats(struct ct *c, int kind, const void *dom)
 {
-	struct mcc_domain_stats s;
+	struct mcc_domain_stats_v1 s;
 	memset(&s, 0, sizeof(s));
 	s.struct_size = sizeof(s);
 	c->ops->domain_stats(c->ctx, kind, dom, &s);
@@ -140,9 +140,9 @@ static void ct_tick(struct ct *c, uint64_t advance_ns)
  * lane's credit goes back at lane_close. */
 static void ct_warm(struct ct *c)
 {
-	static struct mcc_permit p[NROUTE][64];
+	static struct mcc_permit_v1 p[NROUTE][64];
 	mcc_lane *lane;
-	struct mcc_lane_desc ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
+	struct mcc_lane_desc_v1 ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
 	CU_ASSERT_EQUAL_FATAL(c->ops->lane_open(c->ctx, &ld, &lane), 0);
 	for (int e = 0; e < 16; e++) {
 		int n[NROUTE] = { 0 };
@@ -151,7 +151,7 @@ static void ct_warm(struct ct *c)
 			for (int k = 0; k < NROUTE; k++) {
 				if (full[k])
 					continue;
-				p[k][n[k]] = (struct mcc_permit)MCC_PERMIT_INIT;
+				p[k][n[k]] = (struct mcc_permit_v1)MCC_PERMIT_INIT;
 				if (c->ops->try_acquire(lane, c->route[k], MAX_SLICE, 1, NULL,
 				                        &p[k][n[k]]) == MCC_ADMIT)
 					n[k]++;
@@ -160,7 +160,7 @@ static void ct_warm(struct ct *c)
 			}
 		for (int k = 0; k < NROUTE; k++)
 			for (int i = 0; i < n[k]; i++) {
-				struct mcc_completion wc = { sizeof(wc), IBV_WC_SUCCESS, 0, 1, 0, 0, 0, 0, 0 };
+				struct mcc_completion_v1 wc = { sizeof(wc), IBV_WC_SUCCESS, 0, 1, 0, 0, 0, 0, 0 };
 				c->ops->on_completion(lane, &p[k][i], &wc);
 			}
 		ct_tick(c, 1000000);
@@ -168,14 +168,14 @@ static void ct_warm(struct ct *c)
 	c->ops->lane_close(c->ctx, lane);
 	ct_tick(c, 1000000);
 	for (int k = 0; k < NROUTE; k++) {
-		struct mcc_domain_stats r = ct_stats(c, MCC_DOMAIN_ROUTE, c->route[k]);
+		struct mcc_domain_stats_v1 r = ct_stats(c, MCC_DOMAIN_ROUTE, c->route[k]);
 		CU_ASSERT_EQUAL(r.window_bytes, 4 * MiB);
 		CU_ASSERT_EQUAL(r.inflight_bytes, 0);
 	}
 }
 
 struct slot {
-	struct mcc_permit p;
+	struct mcc_permit_v1 p;
 	int route;
 	bool used;  /* holds a permit that was admitted */
 	bool dead;  /* settled: a later settle is an injected double */
@@ -216,10 +216,10 @@ static void op_acquire(struct worker *w, uint64_t *s)
 	uint32_t gen = atomic_load(&c->gen[k]);
 	if (gen > 1 && rng(s) % 10 == 0)
 		gen--; /* a stale endpoint */
-	struct mcc_task_ref t = { w->id + 1, rng(s) % 16, (uint32_t)(rng(s) % 2), 0 };
+	struct mcc_task_ref_v1 t = { w->id + 1, rng(s) % 16, (uint32_t)(rng(s) % 2), 0 };
 	uint64_t wr = ct_stats(c, MCC_DOMAIN_ROUTE, c->route[k]).window_bytes;
 	uint64_t wd = ct_stats(c, MCC_DOMAIN_DEVICE, c->dev[dv]).window_bytes;
-	sl->p = (struct mcc_permit)MCC_PERMIT_INIT;
+	sl->p = (struct mcc_permit_v1)MCC_PERMIT_INIT;
 	int rc = c->ops->try_acquire(w->lane, c->route[k], bytes, gen, &t, &sl->p);
 	mix(w, (uint64_t)rc);
 	CU_ASSERT(rc == MCC_ADMIT || rc == MCC_DEFER || rc == MCC_AVOID);
@@ -265,7 +265,7 @@ static void op_complete(struct worker *w, uint64_t *s)
 	if (!sl)
 		return;
 	uint64_t n = rng(s) % 4 ? sl->p.bytes : (sl->p.bytes + 1) / 2;
-	struct mcc_completion wc = { sizeof(wc), st[rng(s) % (sizeof(st) / sizeof(st[0]))],
+	struct mcc_completion_v1 wc = { sizeof(wc), st[rng(s) % (sizeof(st) / sizeof(st[0]))],
 		                     (uint32_t)(rng(s) % 3), sl->p.generation, n, 0, 0, 0, 0 };
 	unshadow(w, sl, n);
 	w->c->ops->on_completion(w->lane, &sl->p, &wc);
@@ -293,7 +293,7 @@ static void op_double(struct worker *w, uint64_t *s)
 			continue;
 		if (sl->dead) {
 			if (rng(s) % 2) {
-				struct mcc_completion wc = { sizeof(wc), IBV_WC_SUCCESS, 0,
+				struct mcc_completion_v1 wc = { sizeof(wc), IBV_WC_SUCCESS, 0,
 					                     sl->p.generation, 4096, 0, 0, 0, 0 };
 				w->c->ops->on_completion(w->lane, &sl->p, &wc);
 			} else {
@@ -323,14 +323,14 @@ static void op_event(struct worker *w, uint64_t *s)
 		int32_t type = ev[rng(s) % (sizeof(ev) / sizeof(ev[0]))];
 		if ((type == IBV_EVENT_PORT_ERR || type == IBV_EVENT_CQ_ERR) && rng(s) % 4)
 			type = IBV_EVENT_PORT_ACTIVE; /* keep fatal scopes rare */
-		struct mcc_async_event e = { sizeof(e), type, c->dev[c->dev_of[k]], c->route[k],
+		struct mcc_async_event_v1 e = { sizeof(e), type, c->dev[c->dev_of[k]], c->route[k],
 			                     1 + (uint32_t)(k / NDEV), (uint32_t)k, 0, g, 0 };
 		c->ops->on_async_event(c->ctx, &e);
 		break;
 	}
 	case 1: { /* a new endpoint generation */
 		uint32_t ng = atomic_fetch_add(&c->gen[k], 1) + 1;
-		struct mcc_signal sg = { sizeof(sg), MCC_SIG_ENDPOINT_REBUILT, NULL, c->route[k],
+		struct mcc_signal_v1 sg = { sizeof(sg), MCC_SIG_ENDPOINT_REBUILT, NULL, c->route[k],
 			                 { 0, 0, 0, 0 }, ng, 0, 0, 0, 0, 0, 0 };
 		c->ops->on_signal(c->ctx, &sg);
 		break;
@@ -340,7 +340,7 @@ static void op_event(struct worker *w, uint64_t *s)
 			                          MCC_SIG_METADATA_STALE, MCC_SIG_NO_USABLE_PATH,
 			                          MCC_SIG_CANCELLED, MCC_SIG_CM_EVENT,
 			                          MCC_SIG_DEVICE_TELEMETRY, MCC_SIG_SEGMENT_RPC_FAILED };
-		struct mcc_signal sg = { sizeof(sg), kinds[rng(s) % 8], c->dev[c->dev_of[k]],
+		struct mcc_signal_v1 sg = { sizeof(sg), kinds[rng(s) % 8], c->dev[c->dev_of[k]],
 			                 c->route[k], { w->id + 1, rng(s) % 16, 0, 0 }, g, 0,
 			                 MCC_RDMA_CM_EVENT_DISCONNECTED, rng(s) % (8 * MiB),
 			                 rng(s) % (8 * MiB), 0, 0 };
@@ -353,8 +353,8 @@ static void op_event(struct worker *w, uint64_t *s)
 static void op_query(struct worker *w, uint64_t *s)
 {
 	struct ct *c = w->c;
-	struct mcc_task_ref t = { 1 + rng(s) % 4, rng(s) % 16, 0, 0 };
-	struct mcc_task_detail d;
+	struct mcc_task_ref_v1 t = { 1 + rng(s) % 4, rng(s) % 16, 0, 0 };
+	struct mcc_task_detail_v1 d;
 	memset(&d, 0, sizeof(d));
 	d.struct_size = sizeof(d);
 	int st = c->ops->task_query(c->ctx, &t, (uint32_t)(rng(s) % 3), &d);
@@ -368,8 +368,8 @@ static void op_stats(struct worker *w, uint64_t *s)
 {
 	struct ct *c = w->c;
 	int k = (int)(rng(s) % NROUTE);
-	struct mcc_domain_stats r = ct_stats(c, MCC_DOMAIN_ROUTE, c->route[k]);
-	struct mcc_domain_stats d = ct_stats(c, MCC_DOMAIN_DEVICE, c->dev[c->dev_of[k]]);
+	struct mcc_domain_stats_v1 r = ct_stats(c, MCC_DOMAIN_ROUTE, c->route[k]);
+	struct mcc_domain_stats_v1 d = ct_stats(c, MCC_DOMAIN_DEVICE, c->dev[c->dev_of[k]]);
 	CU_ASSERT(r.inflight_bytes < (1ull << 40)); /* never negative (unsigned wrap) */
 	CU_ASSERT(d.inflight_bytes < (1ull << 40));
 	CU_ASSERT(r.state <= MCC_PATH_PROBING);
@@ -383,7 +383,7 @@ static void *run(void *arg)
 	struct worker *w = arg;
 	struct ct *c = w->c;
 	uint64_t s = w->seed;
-	struct mcc_lane_desc ld = { sizeof(ld), w->id, MCC_LANE_POST_POLL, 0 };
+	struct mcc_lane_desc_v1 ld = { sizeof(ld), w->id, MCC_LANE_POST_POLL, 0 };
 	if (c->ops->lane_open(c->ctx, &ld, &w->lane) != 0)
 		return NULL;
 	for (int i = 0; i < w->nops; i++) {
@@ -410,7 +410,7 @@ static void *run(void *arg)
 		struct slot *sl = &w->s[i];
 		if (sl->used && !sl->dead) {
 			unshadow(w, sl, sl->p.bytes);
-			struct mcc_completion wc = { sizeof(wc), IBV_WC_SUCCESS, 0, sl->p.generation,
+			struct mcc_completion_v1 wc = { sizeof(wc), IBV_WC_SUCCESS, 0, sl->p.generation,
 				                     sl->p.bytes, 0, 0, 0, 0 };
 			c->ops->on_completion(w->lane, &sl->p, &wc);
 			CU_ASSERT(!(sl->p.flags & MCC_PERMIT_F_LIVE));
@@ -425,7 +425,7 @@ static void ct_check_end(struct ct *c)
 	uint64_t dr_r = 0, dr_d = 0, refused = 0, quarantines = 0, probes = 0, cuts = 0, stale = 0;
 	ct_tick(c, 1000000);
 	for (int i = 0; i < NROUTE; i++) {
-		struct mcc_domain_stats r = ct_stats(c, MCC_DOMAIN_ROUTE, c->route[i]);
+		struct mcc_domain_stats_v1 r = ct_stats(c, MCC_DOMAIN_ROUTE, c->route[i]);
 		CU_ASSERT_EQUAL(r.inflight_bytes, 0);
 		CU_ASSERT_EQUAL(atomic_load(&c->shadow_r[i]), 0);
 		dr_r += r.double_release;
@@ -447,7 +447,7 @@ static void ct_check_end(struct ct *c)
 		        (unsigned long long)probes, (unsigned long long)cuts,
 		        (unsigned long long)stale);
 	for (int i = 0; i < NDEV; i++) {
-		struct mcc_domain_stats d = ct_stats(c, MCC_DOMAIN_DEVICE, c->dev[i]);
+		struct mcc_domain_stats_v1 d = ct_stats(c, MCC_DOMAIN_DEVICE, c->dev[i]);
 		CU_ASSERT_EQUAL(d.inflight_bytes, 0);
 		CU_ASSERT_EQUAL(atomic_load(&c->shadow_d[i]), 0);
 		dr_d += d.double_release;
@@ -512,7 +512,7 @@ static uint64_t single(const struct mcc_policy_v1 *ops, uint64_t seed)
 	ct_check_end(&c);
 	uint64_t digest = w.digest;
 	for (int i = 0; i < NROUTE; i++) { /* the final statistics, too */
-		struct mcc_domain_stats r = ct_stats(&c, MCC_DOMAIN_ROUTE, c.route[i]);
+		struct mcc_domain_stats_v1 r = ct_stats(&c, MCC_DOMAIN_ROUTE, c.route[i]);
 		r.cooldown_ms = 0;
 		const uint64_t *v = (const uint64_t *)(const void *)&r;
 		for (size_t k = 0; k < sizeof(r) / 8; k++)

@@ -37,7 +37,7 @@ static struct fix fx(const struct mcc_config_v1 *c)
 static void timeouts(struct th *h, mcc_route *r, int n, uint32_t gen)
 {
 	for (int i = 0; i < n; i++) {
-		struct mcc_permit p = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL(th_acq(h, r, 4096, gen, 0, 0, 0, &p), MCC_ADMIT);
 		th_wc(h, &p, IBV_WC_RETRY_EXC_ERR, 0);
 	}
@@ -47,7 +47,7 @@ static void timeouts(struct th *h, mcc_route *r, int n, uint32_t gen)
 static void probes(struct th *h, mcc_route *r, int n, uint32_t gen)
 {
 	for (int i = 0; i < n; i++) {
-		struct mcc_permit p = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL(th_acq(h, r, 4096, gen, 0, 0, 0, &p), MCC_ADMIT);
 		th_wc(h, &p, IBV_WC_SUCCESS, 0);
 	}
@@ -250,7 +250,7 @@ static uint64_t requarantine(struct fix *f, int n, uint64_t wait_ms)
 		cd = th_rs(f->h, f->r).cooldown_ms;
 		th_advance_ms(f->h, cd + wait_ms);
 		th_tick(f->h);
-		struct mcc_permit p = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL(th_acq(f->h, f->r, 4096, ++gen, 0, 0, 0, &p), MCC_ADMIT);
 		th_wc(f->h, &p, IBV_WC_RETRY_EXC_ERR, 0);
 		th_tick(f->h);
@@ -307,7 +307,7 @@ static void test_config_evidence_tasks(void)
 	c.evidence_tasks = 2;
 	struct fix f = fx(&c);
 	timeouts(f.h, f.r, 3, 1);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	for (uint64_t t = 1; t <= 3; t++)
 		CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 1, t, 0, &p), MCC_AVOID);
 	CU_ASSERT_EQUAL(th_query(f.h, 1, 1, 0, NULL), MCC_TASK_UNKNOWN); /* evicted */
@@ -360,7 +360,7 @@ static void test_config_module_key_credit_min_admits(void)
 	struct fix *fs[2] = { &a, &b };
 	uint64_t inflight[2];
 	for (int k = 0; k < 2; k++) {
-		struct mcc_permit p = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL(th_acq_simple(fs[k]->h, fs[k]->r, 64 * KiB, &p), MCC_ADMIT);
 		th_wc(fs[k]->h, &p, IBV_WC_SUCCESS, 0);
 		th_tick(fs[k]->h); /* one admission in the epoch */
@@ -402,10 +402,10 @@ static void test_init_output_and_argument_checks(void)
 	/* no config, no output, no log, no lanes: defaults work */
 	host.now_ns = zero_clock;
 	CU_ASSERT_EQUAL(ops->init(&host, NULL, NULL, &ctx), 0);
-	struct mcc_device_desc dd = { sizeof(dd), 0, NULL, 1, 0, 0 };
+	struct mcc_device_desc_v1 dd = { sizeof(dd), 0, NULL, 1, 0, 0 };
 	mcc_device *d;
 	CU_ASSERT_EQUAL(ops->device_open(ctx, &dd, &d), 0);
-	struct mcc_domain_stats s = { .struct_size = sizeof(s) };
+	struct mcc_domain_stats_v1 s = { .struct_size = sizeof(s) };
 	CU_ASSERT_EQUAL(ops->domain_stats(ctx, MCC_DOMAIN_DEVICE, d, &s), 0);
 	CU_ASSERT_EQUAL(s.window_bytes, 128 * KiB); /* min_window_bytes: slow start */
 	CU_ASSERT_EQUAL(ops->domain_stats(ctx, MCC_DOMAIN_ROUTE, d, &s), -EINVAL); /* wrong kind */

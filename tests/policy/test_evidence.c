@@ -42,13 +42,13 @@ static struct mcc_config_v1 one_slice(void)
 
 static void defer(struct th *h, mcc_route *r, uint64_t b, uint64_t t, uint32_t attempt)
 {
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(h, r, 64 * KiB, 1, b, t, attempt, &p), MCC_DEFER);
 }
 
 static void success(struct th *h, mcc_route *r, uint64_t b, uint64_t t, uint32_t attempt)
 {
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(h, r, 4096, h->gen, b, t, attempt, &p), MCC_ADMIT);
 	th_wc(h, &p, IBV_WC_SUCCESS, 0);
 }
@@ -59,7 +59,7 @@ static void test_query_no_evidence_is_unknown_unless_host_saw_success(void)
 	CU_ASSERT_EQUAL(th_query(f.h, 1, 1, 0, NULL), MCC_TASK_UNKNOWN);
 	CU_ASSERT_EQUAL(th_query(f.h, 1, 1, MCC_TASKQ_FINISHED, NULL), MCC_TASK_UNKNOWN);
 	CU_ASSERT_EQUAL(th_query(f.h, 1, 1, MCC_TASKQ_SEEN_SUCCESS, NULL), MCC_TASK_NORMAL);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 1, 1, MCC_TASKQ_SEEN_SUCCESS, &d), MCC_TASK_NORMAL);
 	CU_ASSERT_EQUAL(d.state, MCC_TASK_NORMAL);
 	/* no record of the task: the state is the host's fact, and only the
@@ -78,15 +78,15 @@ static void test_query_unsupported_transport_is_unknown(void)
 {
 	struct mcc_config_v1 c = one_slice();
 	struct fix f = fx(&c);
-	struct mcc_permit filler = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 filler = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
 	defer(f.h, f.r, 2, 1, 0);
 	CU_ASSERT_EQUAL(th_query(f.h, 2, 1, 0, NULL), MCC_TASK_CONGESTED);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 2, 1, MCC_TASKQ_UNSUPPORTED | MCC_TASKQ_SEEN_SUCCESS, &d),
 	                MCC_TASK_UNKNOWN);
 	CU_ASSERT_EQUAL(d.observed, 0);
-	struct mcc_task_ref t = { 2, 1, 0, 0 };
+	struct mcc_task_ref_v1 t = { 2, 1, 0, 0 };
 	CU_ASSERT_EQUAL(f.h->ops->task_query(f.h->ctx, NULL, 0, NULL), -EINVAL);
 	CU_ASSERT_EQUAL(f.h->ops->task_query(f.h->ctx, &t, 0, NULL), MCC_TASK_CONGESTED);
 	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
@@ -99,10 +99,10 @@ static void test_query_detail_fills_observed_fields_only(void)
 	struct fix f = fx(&c);
 	th_tick(f.h);
 	uint64_t tick_ns = f.h->now;
-	struct mcc_permit filler = MCC_PERMIT_INIT, p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 filler = MCC_PERMIT_INIT, p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 3, 4, 2, &p), MCC_DEFER);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 3, 4, 0, &d), MCC_TASK_CONGESTED);
 	CU_ASSERT_EQUAL(d.state, MCC_TASK_CONGESTED);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_BYTE_WINDOW);
@@ -121,9 +121,9 @@ static void test_query_detail_fills_observed_fields_only(void)
 	CU_ASSERT_EQUAL(d.observed, want); /* no WC, no cooldown: unobserved */
 	CU_ASSERT_EQUAL(d.struct_size, sizeof(d));
 	/* a WC error observes the WC fields and its own timestamp */
-	struct mcc_permit q = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 q = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 3, 5, 0, &q), MCC_ADMIT);
-	struct mcc_completion wc = { sizeof(wc), IBV_WC_RNR_RETRY_EXC_ERR, 17, 1, 4096,
+	struct mcc_completion_v1 wc = { sizeof(wc), IBV_WC_RNR_RETRY_EXC_ERR, 17, 1, 4096,
 		                     f.h->now + 10, f.h->now + 20, 0, 0 };
 	f.h->ops->on_completion(f.h->lane, &q, &wc);
 	CU_ASSERT_EQUAL(th_query(f.h, 3, 5, 0, &d), MCC_TASK_CONGESTED);
@@ -139,7 +139,7 @@ static void test_query_most_severe_unresolved_state_wins(void)
 {
 	struct mcc_config_v1 c = one_slice();
 	struct fix f = fx(&c);
-	struct mcc_permit filler = MCC_PERMIT_INIT, p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 filler = MCC_PERMIT_INIT, p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
 	/* slice A of task (4,1) deferred on r; slice B avoided on a quarantined r2 */
 	defer(f.h, f.r, 4, 1, 0);
@@ -147,7 +147,7 @@ static void test_query_most_severe_unresolved_state_wins(void)
 	th_async(f.h, IBV_EVENT_QP_FATAL, f.d2, f.r2, 1, 6, 1);
 	th_async(f.h, IBV_EVENT_QP_FATAL, f.d2, f.r2, 1, 6, 1);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 4, 1, 0, &p), MCC_AVOID);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 4, 1, 0, &d), MCC_TASK_LONG_UNAVAILABLE);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_PATH_QUARANTINED);
 	CU_ASSERT_EQUAL(d.route_id, 2);
@@ -175,7 +175,7 @@ static void test_query_path_recovery_clears_blocking_evidence(void)
 {
 	struct fix f = fx(NULL);
 	th_quarantine_route(f.h, f.r, 1);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 5, 1, 0, &p), MCC_AVOID);
 	CU_ASSERT_EQUAL(th_query(f.h, 5, 1, 0, NULL), MCC_TASK_LONG_UNAVAILABLE);
 	th_advance_ms(f.h, 1000);
@@ -185,7 +185,7 @@ static void test_query_path_recovery_clears_blocking_evidence(void)
 		th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
 	}
 	th_tick(f.h);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	/* resolved; the task itself has not completed anything yet */
 	CU_ASSERT_EQUAL(th_query(f.h, 5, 1, 0, &d), MCC_TASK_UNKNOWN);
 	CU_ASSERT_EQUAL(d.resolved, 1);
@@ -198,7 +198,7 @@ static void test_query_new_successful_attempt_clears_old_evidence(void)
 {
 	struct fix f = fx(NULL);
 	th_quarantine_route(f.h, f.r, 1);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 6, 1, 0, &p), MCC_AVOID);
 	CU_ASSERT_EQUAL(th_query(f.h, 6, 1, 0, NULL), MCC_TASK_LONG_UNAVAILABLE);
 	success(f.h, f.r2, 6, 1, 1); /* retried on another rail */
@@ -209,7 +209,7 @@ static void test_query_new_successful_attempt_clears_old_evidence(void)
 static void test_query_success_of_older_attempt_keeps_newer_evidence(void)
 {
 	struct fix f = fx(NULL);
-	struct mcc_permit old = MCC_PERMIT_INIT, p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 old = MCC_PERMIT_INIT, p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 7, 1, 0, &old), MCC_ADMIT);
 	th_quarantine_route(f.h, f.r, 1);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 7, 1, 2, &p), MCC_AVOID); /* attempt 2 */
@@ -229,7 +229,7 @@ static void test_evidence_bounded_evicts_oldest_resolved_first(void)
 	struct mcc_config_v1 c = one_slice();
 	c.evidence_tasks = 4;
 	struct fix f = fx(&c);
-	struct mcc_permit filler = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 filler = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
 	fill_tasks(f.h, f.r, 1, 4);
 	success(f.h, f.r2, 8, 3, 0); /* resolve task 3 */
@@ -250,7 +250,7 @@ static void test_evidence_bounded_evicts_oldest_when_none_resolved(void)
 	struct mcc_config_v1 c = one_slice();
 	c.evidence_tasks = 4;
 	struct fix f = fx(&c);
-	struct mcc_permit filler = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 filler = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
 	fill_tasks(f.h, f.r, 1, 4);
 	th_tick(f.h); /* applied in order */
@@ -267,7 +267,7 @@ static void test_batch_free_drops_the_batch_evidence_only(void)
 {
 	struct mcc_config_v1 c = one_slice();
 	struct fix f = fx(&c);
-	struct mcc_permit filler = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 filler = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
 	for (uint64_t t = 1; t <= 50; t++) {
 		defer(f.h, f.r, 100, t, 0);
@@ -292,13 +292,13 @@ static void test_query_respects_caller_struct_size(void)
 {
 	struct mcc_config_v1 c = one_slice();
 	struct fix f = fx(&c);
-	struct mcc_permit filler = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 filler = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
 	defer(f.h, f.r, 9, 1, 0);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	memset(&d, 0xAA, sizeof(d));
-	d.struct_size = (uint32_t)offsetof(struct mcc_task_detail, scope);
-	struct mcc_task_ref t = { 9, 1, 0, 0 };
+	d.struct_size = (uint32_t)offsetof(struct mcc_task_detail_v1, scope);
+	struct mcc_task_ref_v1 t = { 9, 1, 0, 0 };
 	CU_ASSERT_EQUAL(f.h->ops->task_query(f.h->ctx, &t, 0, &d), MCC_TASK_CONGESTED);
 	CU_ASSERT_EQUAL(d.state, MCC_TASK_CONGESTED);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_BYTE_WINDOW);
@@ -312,17 +312,17 @@ static void test_query_is_a_pure_read(void)
 {
 	struct mcc_config_v1 c = one_slice();
 	struct fix f = fx(&c);
-	struct mcc_permit filler = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 filler = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
 	th_async(f.h, IBV_EVENT_QP_FATAL, f.d2, f.r2, 1, 6, 1);
 	defer(f.h, f.r, 10, 1, 0);
-	struct mcc_domain_stats a = th_rs(f.h, f.r), a2 = th_rs(f.h, f.r2);
+	struct mcc_domain_stats_v1 a = th_rs(f.h, f.r), a2 = th_rs(f.h, f.r2);
 	for (int i = 0; i < 100; i++) {
-		struct mcc_task_detail d;
+		struct mcc_task_detail_v1 d;
 		CU_ASSERT_EQUAL(th_query(f.h, 10, 1, 0, &d), MCC_TASK_CONGESTED);
 		th_query(f.h, 10, 2, MCC_TASKQ_SEEN_SUCCESS, NULL);
 	}
-	struct mcc_domain_stats b = th_rs(f.h, f.r), b2 = th_rs(f.h, f.r2);
+	struct mcc_domain_stats_v1 b = th_rs(f.h, f.r), b2 = th_rs(f.h, f.r2);
 	CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof(a)), 0);
 	CU_ASSERT_EQUAL(memcmp(&a2, &b2, sizeof(a2)), 0); /* SUSPECT stays, nothing probed */
 	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
@@ -344,7 +344,7 @@ static void test_evidence_defer_storm_is_recorded_once_per_epoch(void)
 {
 	struct mcc_config_v1 c = one_slice();
 	struct fix f = fx(&c);
-	struct mcc_permit filler = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 filler = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
 	for (int i = 0; i < 100000; i++) /* far beyond one lane ring */
 		defer(f.h, f.r, 12, (uint64_t)(i % 8), 0);
@@ -367,7 +367,7 @@ static void test_evidence_raised_after_a_success_is_resolved_by_the_next(void)
 {
 	struct mcc_config_v1 c = one_slice();
 	struct fix f = fx(&c);
-	struct mcc_permit filler = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 filler = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
 	defer(f.h, f.r, 20, 2, 0); /* another task's evidence: successes are checked */
 	success(f.h, f.r2, 20, 1, 0);
@@ -393,12 +393,12 @@ static void test_query_freed_or_unknown_task_reads_no_record(void)
 {
 	struct mcc_config_v1 c = one_slice();
 	struct fix f = fx(&c);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	/* healthy system (no evidence anywhere): the lock-free answer */
 	CU_ASSERT_EQUAL(th_query(f.h, 30, 1, 0, &d), MCC_TASK_UNKNOWN);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_NO_RECORD);
 	CU_ASSERT_EQUAL(d.observed, MCC_OBS_REASON);
-	struct mcc_permit filler = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 filler = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
 	defer(f.h, f.r, 30, 1, 0);
 	defer(f.h, f.r, 31, 1, 0);
@@ -446,14 +446,14 @@ static void test_query_avoid_resolved_only_by_the_slice_new_attempt(void)
 {
 	struct mcc_config_v1 c = one_slice();
 	struct fix f = fx(&c);
-	struct mcc_permit filler = MCC_PERMIT_INIT, p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 filler = MCC_PERMIT_INIT, p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
 	th_quarantine_route(f.h, f.r2, 1);
 	defer(f.h, f.r, 40, 1, 0);                                       /* slice A */
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 40, 1, 0, &p), MCC_AVOID); /* slice A */
 	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
 	success(f.h, f.r, 40, 1, 0); /* slice B, same attempt */
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 40, 1, MCC_TASKQ_SEEN_SUCCESS, &d),
 	                MCC_TASK_LONG_UNAVAILABLE);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_PATH_QUARANTINED);
@@ -472,8 +472,8 @@ static void test_query_avoid_resolved_only_by_the_slice_new_attempt(void)
 static void test_query_error_completion_resolved_only_by_a_retry(void)
 {
 	struct fix f = fx(NULL);
-	struct mcc_permit p = MCC_PERMIT_INIT;
-	struct mcc_task_detail d;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 41, 1, 0, &p), MCC_ADMIT);
 	th_wc(f.h, &p, IBV_WC_RETRY_EXC_ERR, 0); /* route timeout: CONGESTED */
 	CU_ASSERT_EQUAL(th_query(f.h, 41, 1, 0, &d), MCC_TASK_CONGESTED);
@@ -500,8 +500,8 @@ static void test_query_error_completion_resolved_only_by_a_retry(void)
 static void test_query_failed_task_never_reads_normal(void)
 {
 	struct fix f = fx(NULL);
-	struct mcc_permit p = MCC_PERMIT_INIT;
-	struct mcc_task_detail d;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
+	struct mcc_task_detail_v1 d;
 	const uint32_t done = MCC_TASKQ_SEEN_SUCCESS | MCC_TASKQ_FINISHED | MCC_TASKQ_FAILED;
 	/* error, then successes resolve it: NORMAL unless the host failed it */
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 42, 1, 0, &p), MCC_ADMIT);

@@ -90,9 +90,9 @@ static struct env open_env(const char *body)
 	e.inst = load(body);
 	e.ops = mcc_instance_ops(e.inst);
 	e.ctx = mcc_instance_ctx(e.inst);
-	struct mcc_lane_desc ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
-	struct mcc_device_desc dd = { sizeof(dd), 0, "mlx5_0", 1, 0, 0 };
-	struct mcc_route_desc rd = { sizeof(rd), 1, 0, 1, 1, "peer:1@mlx5_0", 1 };
+	struct mcc_lane_desc_v1 ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
+	struct mcc_device_desc_v1 dd = { sizeof(dd), 0, "mlx5_0", 1, 0, 0 };
+	struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 0, 1, 1, "peer:1@mlx5_0", 1 };
 	CU_ASSERT_EQUAL(e.ops->lane_open(e.ctx, &ld, &e.lane), 0);
 	CU_ASSERT_EQUAL(e.ops->device_open(e.ctx, &dd, &e.dev), 0);
 	CU_ASSERT_EQUAL(e.ops->route_open(e.ctx, e.dev, &rd, &e.route), 0);
@@ -109,10 +109,10 @@ static void close_env(struct env *e)
 
 static void timeout(struct env *e, uint64_t task)
 {
-	struct mcc_permit p = MCC_PERMIT_INIT;
-	struct mcc_task_ref t = { 1, task, 0, 0 };
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
+	struct mcc_task_ref_v1 t = { 1, task, 0, 0 };
 	CU_ASSERT_EQUAL(e->ops->try_acquire(e->lane, e->route, 65536, 1, &t, &p), MCC_ADMIT);
-	struct mcc_completion wc = { sizeof(wc), IBV_WC_RETRY_EXC_ERR, 0, 1, 65536, 0, 0, 0, 0 };
+	struct mcc_completion_v1 wc = { sizeof(wc), IBV_WC_RETRY_EXC_ERR, 0, 1, 65536, 0, 0, 0, 0 };
 	e->ops->on_completion(e->lane, &p, &wc);
 }
 
@@ -122,9 +122,9 @@ static void tick(struct env *e)
 	e->ops->tick(e->ctx, clk);
 }
 
-static struct mcc_domain_stats rstats(struct env *e)
+static struct mcc_domain_stats_v1 rstats(struct env *e)
 {
-	struct mcc_domain_stats s;
+	struct mcc_domain_stats_v1 s;
 	memset(&s, 0, sizeof(s));
 	s.struct_size = sizeof(s);
 	CU_ASSERT_EQUAL(e->ops->domain_stats(e->ctx, MCC_DOMAIN_ROUTE, e->route, &s), 0);
@@ -137,12 +137,12 @@ static struct mcc_domain_stats rstats(struct env *e)
  * cached (as tests/policy/harness.c th_warm). */
 static void grow(struct env *e)
 {
-	static struct mcc_permit p[256];
-	struct mcc_completion wc = { sizeof(wc), IBV_WC_SUCCESS, 0, 1, 0, 0, 0, 0, 0 };
+	static struct mcc_permit_v1 p[256];
+	struct mcc_completion_v1 wc = { sizeof(wc), IBV_WC_SUCCESS, 0, 1, 0, 0, 0, 0, 0 };
 	for (int ep = 0; ep < 16; ep++) {
 		int n = 0;
 		for (; n < 256; n++) {
-			p[n] = (struct mcc_permit)MCC_PERMIT_INIT;
+			p[n] = (struct mcc_permit_v1)MCC_PERMIT_INIT;
 			if (e->ops->try_acquire(e->lane, e->route, 65536, 1, NULL, &p[n]) != MCC_ADMIT)
 				break;
 		}
@@ -166,10 +166,10 @@ static void test_loader_enforce_mode_loads_aimd_and_quarantines(void)
 		timeout(&e, t);
 	tick(&e);
 	CU_ASSERT_EQUAL(rstats(&e).state, MCC_PATH_QUARANTINED);
-	struct mcc_permit p = MCC_PERMIT_INIT;
-	struct mcc_task_ref t = { 1, 9, 1, 0 };
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
+	struct mcc_task_ref_v1 t = { 1, 9, 1, 0 };
 	CU_ASSERT_EQUAL(e.ops->try_acquire(e.lane, e.route, 4096, 1, &t, &p), MCC_AVOID);
-	struct mcc_task_detail d = { .struct_size = sizeof(d) };
+	struct mcc_task_detail_v1 d = { .struct_size = sizeof(d) };
 	CU_ASSERT_EQUAL(e.ops->task_query(e.ctx, &t, 0, &d), MCC_TASK_LONG_UNAVAILABLE);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_PATH_QUARANTINED);
 	CU_ASSERT_STRING_EQUAL(d.path, "peer:1@mlx5_0");
@@ -207,7 +207,7 @@ static void test_loader_observe_mode_loads_observe_and_records(void)
 	for (uint64_t t = 1; t <= 3; t++)
 		timeout(&e, t);
 	tick(&e);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(e.ops->try_acquire(e.lane, e.route, 4096, 1, NULL, &p), MCC_ADMIT);
 	CU_ASSERT(p.flags & MCC_PERMIT_F_OBSERVED); /* enforce would avoid */
 	e.ops->release(e.lane, &p, 4096, MCC_REL_NOT_POSTED);
@@ -229,7 +229,7 @@ static void test_loader_controller_keys_reach_the_module(void)
 	CU_ASSERT_EQUAL(rstats(&e).window_bytes, 1048576); /* stops at the configured max */
 	timeout(&e, 1);
 	tick(&e);
-	struct mcc_domain_stats s = rstats(&e);
+	struct mcc_domain_stats_v1 s = rstats(&e);
 	CU_ASSERT_EQUAL(s.state, MCC_PATH_QUARANTINED);
 	CU_ASSERT_EQUAL(s.cooldown_ms, 250);
 	close_env(&e);
@@ -239,7 +239,7 @@ static void test_loader_module_section_reaches_the_module(void)
 {
 	struct env e = open_env("[policy]\nmode = enforce\n[module.aimd]\ncredit_min_admits = 1\n");
 	grow(&e); /* a window large enough for credit */
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(e.ops->try_acquire(e.lane, e.route, 65536, 1, NULL, &p), MCC_ADMIT);
 	e.ops->release(e.lane, &p, 65536, MCC_REL_NOT_POSTED);
 	tick(&e); /* one admission made the epoch busy: credit mode */

@@ -35,14 +35,14 @@ static struct fix fx(const struct mcc_config_v1 *cfg)
 static void wc_task(struct th *h, mcc_route *r, int32_t status, uint32_t vendor_err, uint64_t b,
                     uint64_t t, uint32_t gen)
 {
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(h, r, 4096, gen, b, t, 0, &p), MCC_ADMIT);
 	th_wc(h, &p, status, vendor_err);
 }
 
 static void assert_untouched(struct th *h, mcc_route *r)
 {
-	struct mcc_domain_stats s = th_rs(h, r);
+	struct mcc_domain_stats_v1 s = th_rs(h, r);
 	CU_ASSERT_EQUAL(s.state, MCC_PATH_HEALTHY);
 	CU_ASSERT_EQUAL(s.window_bytes, 16 * MiB);
 	CU_ASSERT_EQUAL(s.hard_errors, 0);
@@ -51,7 +51,7 @@ static void assert_untouched(struct th *h, mcc_route *r)
 
 static void assert_dev_untouched(struct th *h, mcc_device *d)
 {
-	struct mcc_domain_stats s = th_ds(h, d);
+	struct mcc_domain_stats_v1 s = th_ds(h, d);
 	CU_ASSERT_EQUAL(s.state, MCC_PATH_HEALTHY);
 	CU_ASSERT_EQUAL(s.window_bytes, 16 * MiB);
 	CU_ASSERT_EQUAL(s.quarantines, 0);
@@ -65,18 +65,18 @@ static void test_wc_success_records_bytes_and_resolves_task(void)
 	th_cfg_defaults(&c);
 	c.min_window_bytes = c.max_window_bytes = 64 * KiB;
 	struct fix f = fx(&c);
-	struct mcc_permit filler = MCC_PERMIT_INIT, p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 filler = MCC_PERMIT_INIT, p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 9, 9, 0, &filler), MCC_ADMIT);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 1, 1, 0, &p), MCC_DEFER);
 	CU_ASSERT_EQUAL(th_query(f.h, 1, 1, 0, NULL), MCC_TASK_CONGESTED);
 	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 1, 1, 0, &p), MCC_ADMIT);
 	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 1, 1, 0, &d), MCC_TASK_NORMAL);
 	CU_ASSERT_EQUAL(d.resolved, 1);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_BYTE_WINDOW);
-	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	struct mcc_domain_stats_v1 s = th_rs(f.h, f.r);
 	CU_ASSERT_EQUAL(s.completed_bytes, 128 * KiB);
 	CU_ASSERT_EQUAL(s.completions, 2);
 	th_free(f.h);
@@ -88,11 +88,11 @@ static void test_wc_success_with_rising_drain_exposes_congested_shrinks_only_win
 	th_press(f.h, f.r, 2);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_CONGESTED);
 	wc_task(f.h, f.r, IBV_WC_SUCCESS, 0, 2, 1, 1);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 2, 1, 0, &d), MCC_TASK_CONGESTED);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_CONGESTION_FEEDBACK);
 	CU_ASSERT_EQUAL(d.path_state, MCC_PATH_CONGESTED);
-	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	struct mcc_domain_stats_v1 s = th_rs(f.h, f.r);
 	CU_ASSERT_EQUAL(s.window_bytes, 8 * MiB);
 	CU_ASSERT_EQUAL(s.quarantines, 0);
 	CU_ASSERT_EQUAL(s.avoids, 0);
@@ -108,13 +108,13 @@ static void test_wc_rnr_pressures_only_the_receiving_route(void)
 		wc_task(f.h, f.r2, IBV_WC_SUCCESS, 0, 3, 2, 1);
 		th_tick(f.h);
 	}
-	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	struct mcc_domain_stats_v1 s = th_rs(f.h, f.r);
 	CU_ASSERT_EQUAL(s.state, MCC_PATH_CONGESTED); /* backs off, not SUSPECT */
 	CU_ASSERT_EQUAL(s.window_bytes, 8 * MiB);
 	CU_ASSERT_EQUAL(s.hard_errors, 0);
 	assert_untouched(f.h, f.r2); /* other receivers sharing the source NIC */
 	assert_dev_untouched(f.h, f.d);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 3, 1, 0, &d), MCC_TASK_CONGESTED);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_RECEIVER_PRESSURE);
 	CU_ASSERT_EQUAL(d.wc_status, IBV_WC_RNR_RETRY_EXC_ERR);
@@ -127,7 +127,7 @@ static void test_wc_retry_exc_resp_timeout_suspect_then_threshold_quarantine(voi
 	wc_task(f.h, f.r, IBV_WC_RETRY_EXC_ERR, 0, 4, 1, 1);
 	th_tick(f.h);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_SUSPECT);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 4, 1, 0, &d), MCC_TASK_CONGESTED);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_ROUTE_TIMEOUT);
 	CU_ASSERT_EQUAL(d.scope, MCC_SCOPE_QP);
@@ -154,7 +154,7 @@ static void check_local(uint32_t scope, const int32_t *st, unsigned n)
 	assert_dev_untouched(f.h, f.d);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).errors, 5 * n);
 	for (unsigned i = 0; i < n; i++) {
-		struct mcc_task_detail d;
+		struct mcc_task_detail_v1 d;
 		CU_ASSERT_EQUAL(th_query(f.h, 5, i + 1, MCC_TASKQ_SEEN_SUCCESS, &d), MCC_TASK_UNKNOWN);
 		CU_ASSERT_EQUAL(d.reason, MCC_REASON_LOCAL_CONFIGURATION);
 		CU_ASSERT_EQUAL(d.scope, scope);
@@ -186,7 +186,7 @@ static void test_wc_remote_metadata_no_window_change_escalates_only_after_refres
 		wc_task(f.h, f.r, st[i], 0, 6, i + 1, 1);
 	th_tick(f.h);
 	assert_untouched(f.h, f.r); /* one event does not replace the rail */
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 6, 1, 0, &d), MCC_TASK_UNKNOWN);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_REMOTE_METADATA);
 	/* a timeout on the same, unrefreshed generation is not escalated */
@@ -209,11 +209,11 @@ static void test_wc_flush_inherits_root_cause_and_counts_once(void)
 	for (int i = 0; i < 20; i++) /* the QP went to ERR: its WRs flush */
 		wc_task(f.h, f.r, IBV_WC_WR_FLUSH_ERR, 0, 7, 1, 1);
 	th_tick(f.h);
-	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	struct mcc_domain_stats_v1 s = th_rs(f.h, f.r);
 	CU_ASSERT_EQUAL(s.hard_errors, 1);
 	CU_ASSERT_EQUAL(s.state, MCC_PATH_SUSPECT);
 	CU_ASSERT_EQUAL(s.errors, 21);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 7, 1, 0, &d), MCC_TASK_CONGESTED);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_ROUTE_TIMEOUT); /* the root cause */
 	/* a flush alone never fails a path: teardown cleanup, UNKNOWN */
@@ -233,7 +233,7 @@ static void test_wc_fatal_counts_route_hard_error_and_keeps_vendor_err(void)
 	th_tick(f.h);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_SUSPECT);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).hard_errors, 1);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 8, 1, 0, &d), MCC_TASK_UNKNOWN);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_FATAL);
 	CU_ASSERT_EQUAL(d.wc_status, IBV_WC_GENERAL_ERR);
@@ -258,7 +258,7 @@ static void test_wc_unknown_status_fails_closed_at_route_scope(void)
 	wc_task(f.h, f.r, 200, 0xdead, 9, 1, 1);
 	th_tick(f.h);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_SUSPECT);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	th_query(f.h, 9, 1, 0, &d);
 	CU_ASSERT_EQUAL(d.wc_status, 200); /* raw status kept */
 	CU_ASSERT_EQUAL(d.vendor_err, 0xdead);
@@ -337,7 +337,7 @@ static void test_async_port_err_isolates_routes_through_that_port(void)
 	assert_untouched(f.h, port2);   /* other ports */
 	assert_untouched(f.h, f.other); /* other devices */
 	assert_dev_untouched(f.h, f.d);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(f.h, port2, 4096, &p), MCC_ADMIT);
 	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
 	th_free(f.h);
@@ -353,11 +353,11 @@ static void test_async_device_fatal_isolates_local_device_not_peer(void)
 	/* the same peer through another local device stays usable */
 	assert_untouched(f.h, f.other);
 	assert_dev_untouched(f.h, f.d2);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 10, 1, 0, &p), MCC_AVOID);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.other, 4096, 1, 10, 2, 0, &p), MCC_ADMIT);
 	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 10, 1, 0, &d), MCC_TASK_LONG_UNAVAILABLE);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_PATH_QUARANTINED);
 	CU_ASSERT_EQUAL(d.scope, MCC_SCOPE_DEVICE);
@@ -381,7 +381,7 @@ static void test_async_non_failure_events_require_new_generation_probe(void)
 	th_advance_ms(f.h, 1000);
 	th_tick(f.h);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_PROBING);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 0, 0, 0, &p), MCC_AVOID); /* old generation */
 	for (int i = 0; i < 3; i++) {
 		CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 2, 0, 0, 0, &p), MCC_ADMIT);
@@ -412,12 +412,12 @@ static void test_nonwc_defer_keeps_slice_queued_records_byte_window(void)
 	c.min_window_bytes = c.max_window_bytes = 128 * KiB;
 	struct fix f = fx(&c);
 	CU_ASSERT_EQUAL(th_push(f.h, f.r, 2, 64 * KiB, 1), 2);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 11, 1, 0, &p), MCC_DEFER);
 	CU_ASSERT(!(p.flags & MCC_PERMIT_F_LIVE)); /* nothing reserved */
 	CU_ASSERT_EQUAL(p.reason, MCC_REASON_BYTE_WINDOW);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 128 * KiB);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 11, 1, 0, &d), MCC_TASK_CONGESTED);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_BYTE_WINDOW);
 	CU_ASSERT_EQUAL(d.window_bytes, 128 * KiB);
@@ -431,19 +431,19 @@ static void test_nonwc_avoid_on_quarantined_path_is_not_a_new_failure(void)
 {
 	struct fix f = fx(NULL);
 	th_quarantine_route(f.h, f.r, 1);
-	struct mcc_domain_stats before = th_rs(f.h, f.r);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_domain_stats_v1 before = th_rs(f.h, f.r);
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	for (int i = 0; i < 10; i++) {
 		CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 12, 1, 0, &p), MCC_AVOID);
 		CU_ASSERT(!(p.flags & MCC_PERMIT_F_LIVE));
 	}
 	th_tick(f.h);
-	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	struct mcc_domain_stats_v1 s = th_rs(f.h, f.r);
 	CU_ASSERT_EQUAL(s.quarantines, 1);
 	CU_ASSERT_EQUAL(s.errors, before.errors);
 	CU_ASSERT_EQUAL(s.avoids, 10);
 	CU_ASSERT_EQUAL(s.inflight_bytes, 0);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 12, 1, 0, &d), MCC_TASK_LONG_UNAVAILABLE);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_PATH_QUARANTINED);
 	CU_ASSERT_EQUAL(d.path_state, MCC_PATH_QUARANTINED);
@@ -455,7 +455,7 @@ static void test_nonwc_avoid_on_quarantined_path_is_not_a_new_failure(void)
 static void test_nonwc_generation_change_after_acquire_rolls_back_unknown(void)
 {
 	struct fix f = fx(NULL);
-	struct mcc_permit p = MCC_PERMIT_INIT, old = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT, old = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 8192, 1, 13, 1, 0, &p), MCC_ADMIT);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 8192, 1, 13, 2, 0, &old), MCC_ADMIT);
 	th_sig(f.h, MCC_SIG_ENDPOINT_REBUILT, NULL, f.r, 0, 0, 2, 0, 0, 0);
@@ -463,7 +463,7 @@ static void test_nonwc_generation_change_after_acquire_rolls_back_unknown(void)
 	CU_ASSERT_EQUAL(th_rel(f.h, &p, 8192, MCC_REL_GENERATION_CHANGED), 0);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 8192);
 	CU_ASSERT_EQUAL(th_ds(f.h, f.d).inflight_bytes, 8192);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 13, 1, 0, &d), MCC_TASK_UNKNOWN);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_GENERATION_CHANGED);
 	/* the old attempt's late WC cannot affect the new generation */
@@ -479,14 +479,14 @@ static void test_nonwc_sync_post_rejection_releases_without_fabricated_wc(void)
 {
 	struct fix f = fx(NULL);
 	uint64_t compl0 = th_rs(f.h, f.r).completions; /* the warm-up's */
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 8192, 1, 14, 1, 0, &p), MCC_ADMIT);
 	CU_ASSERT_EQUAL(th_rel(f.h, &p, 8192, MCC_REL_POST_REJECTED), 0);
-	struct mcc_signal s = { sizeof(s), MCC_SIG_POST_REJECTED, f.d, f.r, { 14, 1, 0, 0 }, 1,
+	struct mcc_signal_v1 s = { sizeof(s), MCC_SIG_POST_REJECTED, f.d, f.r, { 14, 1, 0, 0 }, 1,
 		                ENOMEM, 0, 0, 0, 0, 0 };
 	f.h->ops->on_signal(f.h->ctx, &s);
 	th_tick(f.h);
-	struct mcc_domain_stats st = th_rs(f.h, f.r);
+	struct mcc_domain_stats_v1 st = th_rs(f.h, f.r);
 	CU_ASSERT_EQUAL(st.inflight_bytes, 0);
 	CU_ASSERT_EQUAL(st.completions, compl0); /* no fabricated WC */
 	CU_ASSERT_EQUAL(st.errors, 0);
@@ -502,7 +502,7 @@ static void test_nonwc_soft_deadline_with_poller_progress_is_route_timeout(void)
 	th_sig(f.h, MCC_SIG_SOFT_DEADLINE, f.d, f.r, 15, 1, 1, 0, 0, 0);
 	th_tick(f.h);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_SUSPECT);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 15, 1, 0, &d), MCC_TASK_CONGESTED); /* below threshold */
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_ROUTE_TIMEOUT);
 	for (int i = 0; i < 2; i++) {
@@ -526,7 +526,7 @@ static void test_nonwc_soft_deadline_with_poller_stall_is_diagnostic_only(void)
 	assert_untouched(f.h, f.r);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).suppressed_deadlines, 1);
 	CU_ASSERT_EQUAL(th_ds(f.h, f.d).suppressed_deadlines, 1);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 16, 1, 0, &d), MCC_TASK_UNKNOWN);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_POLLER_STALL);
 	th_free(f.h);
@@ -540,7 +540,7 @@ static void test_nonwc_segment_desc_rpc_failure_keeps_window(void)
 	th_ticks(f.h, 2);
 	assert_untouched(f.h, f.r);
 	assert_dev_untouched(f.h, f.d);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 17, 1, 0, &d), MCC_TASK_UNKNOWN);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_CONTROL_PLANE);
 	th_free(f.h);
@@ -555,7 +555,7 @@ static void test_nonwc_mutating_rpc_failure_no_replay_no_change(void)
 	assert_untouched(f.h, f.r);
 	assert_dev_untouched(f.h, f.d);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).admits, admits0); /* nothing replayed */
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 18, 1, 0, &d), MCC_TASK_UNKNOWN);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_CONTROL_PLANE);
 	th_free(f.h);
@@ -565,7 +565,7 @@ static void test_nonwc_stale_metadata_escalates_only_if_refreshed_generation_tim
 {
 	struct fix f = fx(NULL);
 	th_sig(f.h, MCC_SIG_METADATA_STALE, f.d, f.r, 19, 1, 1, 0, 0, 0);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 19, 1, 0, &d), MCC_TASK_UNKNOWN);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_REMOTE_METADATA);
 	th_progress(f.h, f.d);
@@ -586,7 +586,7 @@ static void test_nonwc_stale_metadata_escalates_only_if_refreshed_generation_tim
 static void test_nonwc_cancel_teardown_reclaim_settle_once_then_flush_is_derived(void)
 {
 	struct fix f = fx(NULL);
-	struct mcc_permit a = MCC_PERMIT_INIT, b = MCC_PERMIT_INIT, c = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 a = MCC_PERMIT_INIT, b = MCC_PERMIT_INIT, c = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 8192, 1, 20, 1, 0, &a), MCC_ADMIT);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 8192, 1, 20, 1, 0, &b), MCC_ADMIT);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 8192, 1, 20, 1, 0, &c), MCC_ADMIT);
@@ -596,11 +596,11 @@ static void test_nonwc_cancel_teardown_reclaim_settle_once_then_flush_is_derived
 	CU_ASSERT_EQUAL(th_rel(f.h, &b, 8192, MCC_REL_RECLAIMED), 0);
 	th_wc(f.h, &c, IBV_WC_WR_FLUSH_ERR, 0); /* the torn-down QP flushes */
 	th_tick(f.h);
-	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	struct mcc_domain_stats_v1 s = th_rs(f.h, f.r);
 	CU_ASSERT_EQUAL(s.inflight_bytes, 0);
 	CU_ASSERT_EQUAL(s.double_release, 0); /* each byte settled exactly once */
 	assert_untouched(f.h, f.r);          /* no new root failure */
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 20, 1, 0, &d), MCC_TASK_UNKNOWN);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_CANCELLED); /* the flush inherits it */
 	th_free(f.h);
@@ -610,7 +610,7 @@ static void test_nonwc_all_rails_unavailable_long_unavailable_no_usable_path(voi
 {
 	struct fix f = fx(NULL);
 	th_sig(f.h, MCC_SIG_NO_USABLE_PATH, NULL, NULL, 21, 1, 0, 0, 0, 0);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 21, 1, 0, &d), MCC_TASK_LONG_UNAVAILABLE);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_NO_USABLE_PATH);
 	CU_ASSERT(!(d.observed & MCC_OBS_PATH));

@@ -57,7 +57,7 @@ static void test_observe_never_defers_or_avoids_and_counts_would(void)
 		if (h->fifo[i].flags & MCC_PERMIT_F_OBSERVED)
 			observed++;
 	CU_ASSERT_EQUAL(observed, 6); /* enforce would have deferred these */
-	struct mcc_domain_stats s = th_ds(h, d);
+	struct mcc_domain_stats_v1 s = th_ds(h, d);
 	CU_ASSERT_EQUAL(s.would_defer, 6); /* the device refuses first */
 	CU_ASSERT_EQUAL(s.defers, 0);
 	CU_ASSERT_EQUAL(s.inflight_bytes, 640 * KiB); /* still accounted */
@@ -67,7 +67,7 @@ static void test_observe_never_defers_or_avoids_and_counts_would(void)
 	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 0);
 	/* quarantined: still admitted, counted as would_avoid */
 	th_quarantine_route(h, r, 1);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(h, r, 4096, 1, 5, 5, 0, &p), MCC_ADMIT);
 	CU_ASSERT(p.flags & MCC_PERMIT_F_OBSERVED);
 	s = th_rs(h, r);
@@ -108,7 +108,7 @@ static void test_observe_computes_the_same_state_machine(void)
 		th_tick(h);
 		states[k][i] = th_rstate(h, r), windows[k][i++] = th_rwin(h, r);
 		for (int j = 0; j < 3; j++) {
-			struct mcc_permit p = MCC_PERMIT_INIT;
+			struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 			CU_ASSERT_EQUAL(th_acq(h, r, 4096, 2, 0, 0, 0, &p), MCC_ADMIT);
 			CU_ASSERT_EQUAL(!!(p.flags & MCC_PERMIT_F_PROBE), 1);
 			th_wc(h, &p, IBV_WC_SUCCESS, 0);
@@ -155,7 +155,7 @@ static void test_observe_dump_writes_one_json_object_per_line(void)
 	struct th *h = th_new(&mcc_test_observe_v1, &c);
 	mcc_device *d = th_dev(h, 3);
 	mcc_route *r = th_route(h, d, 77, 1, 0, 4);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(h, r, 8192, 4, 1, 1, 0, &p), MCC_ADMIT);
 	th_wc(h, &p, IBV_WC_RETRY_EXC_ERR, 0x81); /* wc record */
 	th_tick(h);                               /* transition healthy -> suspect */
@@ -209,7 +209,7 @@ static void test_observe_recorder_is_bounded_and_keeps_the_newest(void)
 	mcc_device *d = th_dev(h, 0);
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
 	for (int i = 0; i < 100; i++) {
-		struct mcc_permit p = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096u + (unsigned)i, &p), MCC_ADMIT);
 		th_wc(h, &p, IBV_WC_LOC_LEN_ERR, 0);
 	}
@@ -239,16 +239,16 @@ struct producer {
 static void *produce(void *arg)
 {
 	struct producer *pr = arg;
-	struct mcc_lane_desc ld = { sizeof(ld), pr->lane_id, MCC_LANE_POST_POLL, 0 };
+	struct mcc_lane_desc_v1 ld = { sizeof(ld), pr->lane_id, MCC_LANE_POST_POLL, 0 };
 	mcc_lane *lane;
 	if (pr->h->ops->lane_open(pr->h->ctx, &ld, &lane) != 0)
 		return NULL;
 	for (int i = 0; i < 20000; i++) {
-		struct mcc_permit p = MCC_PERMIT_INIT;
-		struct mcc_task_ref t = { 1, (uint64_t)i, 0, 0 };
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
+		struct mcc_task_ref_v1 t = { 1, (uint64_t)i, 0, 0 };
 		if (pr->h->ops->try_acquire(lane, pr->r, 4096, 1, &t, &p) != MCC_ADMIT)
 			continue;
-		struct mcc_completion wc = { sizeof(wc), i % 3 ? IBV_WC_LOC_PROT_ERR : IBV_WC_SUCCESS,
+		struct mcc_completion_v1 wc = { sizeof(wc), i % 3 ? IBV_WC_LOC_PROT_ERR : IBV_WC_SUCCESS,
 			                     0, 1, 4096, 0, 0, 0, 0 };
 		pr->h->ops->on_completion(lane, &p, &wc);
 	}

@@ -14,7 +14,7 @@
 
 static mcc_lane *open_lane(struct th *h, uint32_t id)
 {
-	struct mcc_lane_desc d = { sizeof(d), id, MCC_LANE_POST_POLL, 0 };
+	struct mcc_lane_desc_v1 d = { sizeof(d), id, MCC_LANE_POST_POLL, 0 };
 	mcc_lane *l = NULL;
 	CU_ASSERT_EQUAL_FATAL(h->ops->lane_open(h->ctx, &d, &l), 0);
 	return l;
@@ -25,7 +25,7 @@ static void test_permit_reserves_full_slice_in_device_and_route(void)
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
 	mcc_device *d = th_dev(h, 0);
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(h, r, 65536, 1, 7, 9, 2, &p), MCC_ADMIT);
 	CU_ASSERT(p.flags & MCC_PERMIT_F_LIVE);
 	CU_ASSERT_EQUAL(p.bytes, 65536);
@@ -59,7 +59,7 @@ static void test_permit_failed_route_reservation_rolls_back_device(void)
 	th_warm(h, d, r);
 	uint64_t ddefers0 = th_ds(h, d).defers, rdefers0 = th_rs(h, r).defers;
 	for (int e = 0; e < 2; e++) {
-		struct mcc_permit p = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096, &p), MCC_ADMIT);
 		th_wc(h, &p, IBV_WC_RNR_RETRY_EXC_ERR, 0);
 		th_tick(h);
@@ -70,7 +70,7 @@ static void test_permit_failed_route_reservation_rolls_back_device(void)
 	unsigned n = th_push(h, r, 1000, 64 * KiB, 1);
 	CU_ASSERT_EQUAL(n, w / (64 * KiB));
 	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, w);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_DEFER);
 	CU_ASSERT_EQUAL(p.reason, MCC_REASON_BYTE_WINDOW);
 	CU_ASSERT(!(p.flags & MCC_PERMIT_F_LIVE));
@@ -88,7 +88,7 @@ static void test_permit_release_beyond_live_is_ealready_and_counted(void)
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
 	mcc_device *d = th_dev(h, 0);
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(h, r, 8192, &p), MCC_ADMIT);
 	CU_ASSERT_EQUAL(th_rel(h, &p, 8192, MCC_REL_NOT_POSTED), 0);
 	CU_ASSERT_EQUAL(th_rel(h, &p, 8192, MCC_REL_NOT_POSTED), -EALREADY);
@@ -110,7 +110,7 @@ static void test_permit_completion_beyond_live_is_counted_and_harmless(void)
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
 	mcc_device *d = th_dev(h, 0);
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(h, r, 8192, &p), MCC_ADMIT);
 	th_wc_gen(h, &p, IBV_WC_SUCCESS, 1, 16384); /* more than live */
 	CU_ASSERT_EQUAL(th_rs(h, r).double_release, 1);
@@ -124,9 +124,9 @@ static void test_permit_completion_beyond_live_is_counted_and_harmless(void)
 }
 
 /* What a refused permit holds: struct_size and reason, nothing else. */
-static void check_refused(const struct mcc_permit *p, uint32_t reason)
+static void check_refused(const struct mcc_permit_v1 *p, uint32_t reason)
 {
-	struct mcc_permit want = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 want = MCC_PERMIT_INIT;
 	want.reason = (uint16_t)reason;
 	CU_ASSERT_EQUAL(p->reason, reason);
 	CU_ASSERT_PTR_NULL(p->route);
@@ -136,9 +136,9 @@ static void check_refused(const struct mcc_permit *p, uint32_t reason)
 
 /* Settling a refused permit: ignored, counted in no domain. */
 static void check_refused_settle_ignored(struct th *h, mcc_device *d, mcc_route *r,
-                                         struct mcc_permit *p)
+                                         struct mcc_permit_v1 *p)
 {
-	struct mcc_domain_stats rs = th_rs(h, r), ds = th_ds(h, d);
+	struct mcc_domain_stats_v1 rs = th_rs(h, r), ds = th_ds(h, d);
 	CU_ASSERT_EQUAL(th_rel(h, p, 4096, MCC_REL_NOT_POSTED), -EALREADY);
 	th_wc_gen(h, p, IBV_WC_SUCCESS, 1, 4096);
 	th_wc(h, p, IBV_WC_RETRY_EXC_ERR, 0);
@@ -161,7 +161,7 @@ static void test_permit_refused_holds_only_reason(void)
 	mcc_device *d = th_dev(h, 0);
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
 	th_warm(h, d, r);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(h, r, 4096, 1, 7, 9, 2, &p), MCC_ADMIT);
 	th_wc(h, &p, IBV_WC_SUCCESS, 0);
 	CU_ASSERT_PTR_EQUAL(p.route, r); /* dead, still naming its domains */
@@ -187,7 +187,7 @@ static void test_permit_partial_release_returns_only_given_bytes(void)
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
 	mcc_device *d = th_dev(h, 0);
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(h, r, 65536, &p), MCC_ADMIT);
 	CU_ASSERT_EQUAL(th_rel(h, &p, 16384, MCC_REL_NOT_POSTED), 0);
 	CU_ASSERT(p.flags & MCC_PERMIT_F_LIVE);
@@ -208,7 +208,7 @@ static void test_permit_reclaimed_release_settles_posted_bytes(void)
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
 	mcc_device *d = th_dev(h, 0);
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(h, r, 32768, &p), MCC_ADMIT);
 	CU_ASSERT_EQUAL(th_rel(h, &p, 32768, MCC_REL_RECLAIMED), 0);
 	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
@@ -224,11 +224,11 @@ static void test_permit_inflight_never_negative_and_never_leaks(void)
 	mcc_device *d = th_dev(h, 0);
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
 	th_warm(h, d, r);
-	struct mcc_permit p[8];
+	struct mcc_permit_v1 p[8];
 	uint64_t live = 0;
 	for (int round = 0; round < 50; round++) {
 		for (int i = 0; i < 8; i++) {
-			p[i] = (struct mcc_permit)MCC_PERMIT_INIT;
+			p[i] = (struct mcc_permit_v1)MCC_PERMIT_INIT;
 			CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096u * (unsigned)(i + 1), &p[i]), MCC_ADMIT);
 			live += 4096u * (unsigned)(i + 1);
 		}
@@ -252,7 +252,7 @@ static void test_permit_inflight_never_negative_and_never_leaks(void)
 				break;
 			}
 			live -= b;
-			struct mcc_domain_stats s = th_rs(h, r);
+			struct mcc_domain_stats_v1 s = th_rs(h, r);
 			CU_ASSERT_EQUAL(s.inflight_bytes, live);
 			CU_ASSERT(s.inflight_bytes <= (uint64_t)INT64_MAX);
 		}
@@ -278,7 +278,7 @@ static void test_bound_empty_domain_admits_one_oversized_slice(void)
 	struct th *h = th_new(&mcc_test_aimd_v1, &c);
 	mcc_device *d = th_dev(h, 0);
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	struct mcc_permit big = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 big = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4 * MiB, &big), MCC_ADMIT);
 	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 4 * MiB); /* full bytes reserved */
 	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 4 * MiB);
@@ -292,7 +292,7 @@ static void test_bound_oversized_slice_blocks_until_drained(void)
 	struct th *h = th_new(&mcc_test_aimd_v1, &c);
 	mcc_device *d = th_dev(h, 0);
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	struct mcc_permit big = MCC_PERMIT_INIT, small = MCC_PERMIT_INIT, big2 = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 big = MCC_PERMIT_INIT, small = MCC_PERMIT_INIT, big2 = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4 * MiB, &big), MCC_ADMIT);
 	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096, &small), MCC_DEFER);
 	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4 * MiB, &big2), MCC_DEFER);
@@ -319,7 +319,7 @@ static void test_bound_oversized_slice_admitted_while_probing(void)
 	th_advance_ms(h, 1000);
 	th_tick(h);
 	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_PROBING);
-	struct mcc_permit p = MCC_PERMIT_INIT, q = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT, q = MCC_PERMIT_INIT;
 	/* one slice larger than min window and probe budget, on a new generation */
 	CU_ASSERT_EQUAL(th_acq(h, r, 1 * MiB, 2, 0, 0, 0, &p), MCC_ADMIT);
 	CU_ASSERT(p.flags & MCC_PERMIT_F_PROBE);
@@ -351,7 +351,7 @@ static void test_permit_invalid_arguments(void)
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
 	mcc_device *d = th_dev(h, 0);
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	struct mcc_permit p = MCC_PERMIT_INIT, z;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT, z;
 	memset(&z, 0, sizeof(z));
 	CU_ASSERT_EQUAL(h->ops->try_acquire(h->lane, NULL, 4096, 1, NULL, &p), -EINVAL);
 	CU_ASSERT_EQUAL(h->ops->try_acquire(NULL, r, 4096, 1, NULL, &p), -EINVAL);
@@ -364,7 +364,7 @@ static void test_permit_invalid_arguments(void)
 	CU_ASSERT_EQUAL(h->ops->release(h->lane, NULL, 1, 0), -EINVAL);
 	CU_ASSERT_EQUAL(th_rel(h, &p, 0, MCC_REL_NOT_POSTED), 0); /* zero bytes: nothing */
 	CU_ASSERT_EQUAL(p.bytes, 4096);
-	struct mcc_permit never = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 never = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_rel(h, &never, 1, MCC_REL_NOT_POSTED), -EALREADY);
 	h->ops->on_completion(h->lane, &never, NULL); /* ignored */
 	th_wc(h, &p, IBV_WC_SUCCESS, 0);
@@ -377,7 +377,7 @@ static void test_permit_reusable_after_settlement(void)
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
 	mcc_device *d = th_dev(h, 0);
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	for (int i = 0; i < 100; i++) {
 		CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096, &p), MCC_ADMIT);
 		if (i % 2)
@@ -402,14 +402,14 @@ static void test_credit_mode_invariant_and_lane_close_flush(void)
 	th_warm(h, d, r);
 	uint64_t admits0 = th_rs(h, r).admits;
 	for (int i = 0; i < 200; i++) { /* busy epoch */
-		struct mcc_permit p = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
 		th_wc(h, &p, IBV_WC_SUCCESS, 0);
 	}
 	th_tick(h);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
-	struct mcc_domain_stats s = th_rs(h, r);
+	struct mcc_domain_stats_v1 s = th_rs(h, r);
 	/* chunk = clamp(16 MiB / (4 * 1 lane open), slice, 1 MiB) = 1 MiB */
 	CU_ASSERT_EQUAL(s.inflight_bytes, 1 * MiB);
 	th_wc(h, &p, IBV_WC_SUCCESS, 0);
@@ -440,12 +440,12 @@ static void test_credit_stale_in_idle_lane_does_not_block_exact_admission(void)
 	th_warm(h, d, r);
 	mcc_lane *idle = open_lane(h, 1);
 	for (int i = 0; i < 200; i++) {
-		struct mcc_permit p = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL(h->ops->try_acquire(idle, r, 64 * KiB, 1, NULL, &p), MCC_ADMIT);
 		h->ops->release(idle, &p, 64 * KiB, MCC_REL_NOT_POSTED);
 	}
 	th_tick(h); /* busy: credit mode */
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(h->ops->try_acquire(idle, r, 64 * KiB, 1, NULL, &p), MCC_ADMIT);
 	h->ops->release(idle, &p, 64 * KiB, MCC_REL_NOT_POSTED);
 	uint64_t cached = th_rs(h, r).inflight_bytes;
@@ -482,7 +482,7 @@ static void test_credit_chunk_follows_lanes_open_not_declared_max(void)
 	mcc_device *d = th_dev(h, 0);
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
 	th_warm(h, d, r);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	for (int i = 0; i < 100; i++) { /* a busy epoch */
 		CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
 		th_rel(h, &p, 64 * KiB, MCC_REL_NOT_POSTED);
@@ -532,12 +532,12 @@ static void test_credit_flushed_on_state_change_epoch(void)
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
 	th_warm(h, d, r);
 	for (int i = 0; i < 200; i++) {
-		struct mcc_permit p = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
 		th_rel(h, &p, 64 * KiB, MCC_REL_NOT_POSTED);
 	}
 	th_tick(h);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
 	CU_ASSERT(th_rs(h, r).inflight_bytes > 64 * KiB); /* credit cached */
 	/* a QP hard error moves the route to SUSPECT: exact mode, new epoch */
@@ -556,7 +556,7 @@ static void test_route_rebind_keeps_state_and_settles_on_admitting_device(void)
 	mcc_route *r = th_route(h, d0, 1, 1, 5, 1);
 	th_async(h, IBV_EVENT_PATH_MIG_ERR, d0, r, 1, 0, 1);
 	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_SUSPECT);
-	struct mcc_permit p = MCC_PERMIT_INIT, q = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT, q = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(h, r, 8192, &p), MCC_ADMIT);
 	CU_ASSERT_EQUAL(h->ops->route_rebind(h->ctx, r, d1, 2, 6), 0);
 	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_SUSPECT); /* state stays */
@@ -582,7 +582,7 @@ static void test_route_open_same_id_returns_same_handle(void)
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
 	mcc_device *d = th_dev(h, 0);
 	mcc_route *r = th_route(h, d, 42, 1, 0, 1);
-	struct mcc_route_desc rd = { sizeof(rd), 1, 0, 1, 42, "x", 1 };
+	struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 0, 1, 42, "x", 1 };
 	mcc_route *again = NULL, *other = NULL;
 	CU_ASSERT_EQUAL(h->ops->route_open(h->ctx, d, &rd, &again), 0);
 	CU_ASSERT_PTR_EQUAL(again, r);
@@ -590,7 +590,7 @@ static void test_route_open_same_id_returns_same_handle(void)
 	CU_ASSERT_EQUAL(h->ops->route_open(h->ctx, d, &rd, &other), 0);
 	CU_ASSERT_PTR_NOT_EQUAL(other, r);
 	h->ops->route_close(h->ctx, again); /* one reference left */
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096, &p), MCC_ADMIT);
 	th_wc(h, &p, IBV_WC_SUCCESS, 0);
 	h->ops->route_close(h->ctx, other);
@@ -600,7 +600,7 @@ static void test_route_open_same_id_returns_same_handle(void)
 static void test_lane_open_rejects_duplicate_and_out_of_range(void)
 {
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL); /* max_lanes 4, lane 0 open */
-	struct mcc_lane_desc d = { sizeof(d), 0, MCC_LANE_POST, 0 };
+	struct mcc_lane_desc_v1 d = { sizeof(d), 0, MCC_LANE_POST, 0 };
 	mcc_lane *l = NULL;
 	CU_ASSERT_EQUAL(h->ops->lane_open(h->ctx, &d, &l), -EBUSY);
 	d.lane_id = 4;
@@ -622,13 +622,13 @@ static void test_permit_settled_on_another_lane(void)
 	th_warm(h, d, r);
 	uint64_t compl0 = th_rs(h, r).completions;
 	mcc_lane *poller = open_lane(h, 2);
-	struct mcc_permit p[300];
+	struct mcc_permit_v1 p[300];
 	for (int round = 0; round < 3; round++) {
 		for (int i = 0; i < 300; i++) {
-			p[i] = (struct mcc_permit)MCC_PERMIT_INIT;
+			p[i] = (struct mcc_permit_v1)MCC_PERMIT_INIT;
 			CU_ASSERT_EQUAL(th_acq_simple(h, r, 16 * KiB, &p[i]), MCC_ADMIT);
 		}
-		struct mcc_completion wc = { sizeof(wc), 0, 0, 1, 0, 0, 0, 0, 0 };
+		struct mcc_completion_v1 wc = { sizeof(wc), 0, 0, 1, 0, 0, 0, 0, 0 };
 		for (int i = 0; i < 300; i++)
 			h->ops->on_completion(poller, &p[i], &wc);
 		th_tick(h);
@@ -667,7 +667,7 @@ static void test_feedback_counts_exact_across_lane_caches(void)
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
 		int k = (int)((x >> 33) % NR);
 		uint64_t b = 4 * KiB << ((x >> 20) % 4);
-		struct mcc_permit p = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL_FATAL(th_acq_simple(h, r[k], b, &p), MCC_ADMIT);
 		adm[k]++;
 		switch ((x >> 40) % 3) {
@@ -677,7 +677,7 @@ static void test_feedback_counts_exact_across_lane_caches(void)
 			bytes[k] += b;
 			break;
 		case 1: {
-			struct mcc_completion wc = { sizeof(wc), 0, 0, 1, 0, 1000, 6000, 0, 0 };
+			struct mcc_completion_v1 wc = { sizeof(wc), 0, 0, 1, 0, 1000, 6000, 0, 0 };
 			h->ops->on_completion(poller, &p, &wc);
 			cmp[k]++;
 			bytes[k] += b;
@@ -692,7 +692,7 @@ static void test_feedback_counts_exact_across_lane_caches(void)
 	h->ops->lane_close(h->ctx, poller);
 	uint64_t dadm[2] = { 0 }, dcmp[2] = { 0 }, dbytes[2] = { 0 };
 	for (int k = 0; k < NR; k++) {
-		struct mcc_domain_stats s = th_rs(h, r[k]);
+		struct mcc_domain_stats_v1 s = th_rs(h, r[k]);
 		CU_ASSERT_EQUAL(s.admits, adm[k]);
 		CU_ASSERT_EQUAL(s.completions, cmp[k]);
 		CU_ASSERT_EQUAL(s.completed_bytes, bytes[k]);
@@ -702,7 +702,7 @@ static void test_feedback_counts_exact_across_lane_caches(void)
 		dbytes[k % 2] += bytes[k];
 	}
 	for (int j = 0; j < 2; j++) {
-		struct mcc_domain_stats s = th_ds(h, d[j]);
+		struct mcc_domain_stats_v1 s = th_ds(h, d[j]);
 		CU_ASSERT_EQUAL(s.admits, dadm[j]);
 		CU_ASSERT_EQUAL(s.completions, dcmp[j]);
 		CU_ASSERT_EQUAL(s.completed_bytes, dbytes[j]);
@@ -719,13 +719,13 @@ static void test_feedback_counts_exact_across_lane_caches(void)
 static void mixed_fill_and_settle(struct th *h, mcc_route *r, mcc_device *d, bool route_exact,
                                   mcc_route *other)
 {
-	struct mcc_domain_stats rs0 = th_rs(h, r), ds0 = th_ds(h, d);
+	struct mcc_domain_stats_v1 rs0 = th_rs(h, r), ds0 = th_ds(h, d);
 	uint64_t w = route_exact ? rs0.window_bytes : ds0.window_bytes;
 	CU_ASSERT_FATAL(w >= 64 * KiB && w < 16 * MiB && w % (64 * KiB) == 0);
-	static struct mcc_permit p[256];
+	static struct mcc_permit_v1 p[256];
 	unsigned n = 0;
 	while (n < 256) {
-		p[n] = (struct mcc_permit)MCC_PERMIT_INIT;
+		p[n] = (struct mcc_permit_v1)MCC_PERMIT_INIT;
 		if (th_acq_simple(h, r, 64 * KiB, &p[n]) != MCC_ADMIT)
 			break;
 		n++;
@@ -734,7 +734,7 @@ static void mixed_fill_and_settle(struct th *h, mcc_route *r, mcc_device *d, boo
 	CU_ASSERT_EQUAL(route_exact ? th_rs(h, r).inflight_bytes : th_ds(h, d).inflight_bytes, w);
 	CU_ASSERT((route_exact ? th_ds(h, d).inflight_bytes : th_rs(h, r).inflight_bytes) >= w);
 	if (other) { /* the refusal gave the device's credit back */
-		struct mcc_permit q = MCC_PERMIT_INIT;
+		struct mcc_permit_v1 q = MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL(th_acq_simple(h, other, 64 * KiB, &q), MCC_ADMIT);
 		CU_ASSERT_EQUAL(th_rel(h, &q, 64 * KiB, MCC_REL_NOT_POSTED), 0);
 	}
@@ -747,7 +747,7 @@ static void mixed_fill_and_settle(struct th *h, mcc_route *r, mcc_device *d, boo
 			th_wc(h, &p[i], IBV_WC_SUCCESS, 0);
 			cmp++;
 		} else {
-			struct mcc_completion wc = { sizeof(wc), 0, 0, 1, 0, 0, 0, 0, 0 };
+			struct mcc_completion_v1 wc = { sizeof(wc), 0, 0, 1, 0, 0, 0, 0, 0 };
 			h->ops->on_completion(poller, &p[i], &wc);
 			cmp++;
 		}
@@ -755,7 +755,7 @@ static void mixed_fill_and_settle(struct th *h, mcc_route *r, mcc_device *d, boo
 	}
 	h->ops->lane_close(h->ctx, poller);
 	th_tick(h);
-	struct mcc_domain_stats rs = th_rs(h, r), ds = th_ds(h, d);
+	struct mcc_domain_stats_v1 rs = th_rs(h, r), ds = th_ds(h, d);
 	/* the exact domain holds nothing; the other at most the credit the
 	 * posting lane still caches (one chunk, 1 MiB at most) */
 	CU_ASSERT_EQUAL((route_exact ? rs : ds).inflight_bytes, 0);

@@ -37,19 +37,19 @@ static struct fix fx(void)
 
 static bool healthy(struct th *h, mcc_route *r)
 {
-	struct mcc_domain_stats s = th_rs(h, r);
+	struct mcc_domain_stats_v1 s = th_rs(h, r);
 	return s.state == MCC_PATH_HEALTHY && s.hard_errors == 0 && s.window_bytes == 16 * MiB;
 }
 
 static bool dev_healthy(struct th *h, mcc_device *d)
 {
-	struct mcc_domain_stats s = th_ds(h, d);
+	struct mcc_domain_stats_v1 s = th_ds(h, d);
 	return s.state == MCC_PATH_HEALTHY && s.window_bytes == 16 * MiB && s.quarantines == 0;
 }
 
 static void errwc(struct th *h, mcc_route *r, int32_t st, uint32_t verr, uint32_t gen)
 {
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(h, r, 4096, gen, 0, 0, 0, &p), MCC_ADMIT);
 	th_wc(h, &p, st, verr);
 }
@@ -66,7 +66,7 @@ static void test_scope_route_evidence_stays_on_that_route(void)
 	CU_ASSERT(healthy(f.h, f.o));
 	CU_ASSERT(dev_healthy(f.h, f.d));
 	CU_ASSERT(dev_healthy(f.h, f.d2));
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r_cq, 4096, &p), MCC_ADMIT); /* same device */
 	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
 	th_free(f.h);
@@ -110,7 +110,7 @@ static void test_scope_device_evidence_stays_local_never_remote(void)
 	CU_ASSERT(dev_healthy(f.h, f.d2));
 	/* a route opened on the isolated device avoids too */
 	mcc_route *late = th_route(f.h, f.d, 9, 1, 9, 1);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(f.h, late, 4096, &p), MCC_AVOID);
 	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.o, 4096, &p), MCC_ADMIT);
 	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
@@ -140,16 +140,16 @@ static void test_scope_vendor_err_never_widens(void)
 static void test_generation_stale_completion_settles_accounting_only(void)
 {
 	struct fix f = fx();
-	struct mcc_permit p[5];
+	struct mcc_permit_v1 p[5];
 	for (int i = 0; i < 5; i++) {
-		p[i] = (struct mcc_permit)MCC_PERMIT_INIT;
+		p[i] = (struct mcc_permit_v1)MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL(th_acq(f.h, f.r, 8192, 1, 0, 0, 0, &p[i]), MCC_ADMIT);
 	}
 	th_sig(f.h, MCC_SIG_ENDPOINT_REBUILT, NULL, f.r, 0, 0, 2, 0, 0, 0);
 	for (int i = 0; i < 5; i++)
 		th_wc(f.h, &p[i], i == 4 ? IBV_WC_RNR_RETRY_EXC_ERR : IBV_WC_RETRY_EXC_ERR, 0);
 	th_ticks(f.h, 2);
-	struct mcc_domain_stats s = th_rs(f.h, f.r);
+	struct mcc_domain_stats_v1 s = th_rs(f.h, f.r);
 	CU_ASSERT_EQUAL(s.stale_feedback, 5);
 	CU_ASSERT_EQUAL(s.inflight_bytes, 0); /* accounting settled */
 	CU_ASSERT_EQUAL(s.state, MCC_PATH_HEALTHY);
@@ -161,7 +161,7 @@ static void test_generation_stale_completion_settles_accounting_only(void)
 static void test_generation_stale_feedback_cannot_overwrite_newer_task_evidence(void)
 {
 	struct fix f = fx();
-	struct mcc_permit old = MCC_PERMIT_INIT, cur = MCC_PERMIT_INIT, old2 = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 old = MCC_PERMIT_INIT, cur = MCC_PERMIT_INIT, old2 = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 8192, 1, 30, 1, 0, &old), MCC_ADMIT);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 8192, 1, 30, 1, 0, &old2), MCC_ADMIT);
 	/* the replacement attempt on generation 2 times out */
@@ -171,7 +171,7 @@ static void test_generation_stale_feedback_cannot_overwrite_newer_task_evidence(
 	th_wc(f.h, &old, IBV_WC_LOC_LEN_ERR, 0);
 	th_wc(f.h, &old2, IBV_WC_SUCCESS, 0);
 	th_tick(f.h);
-	struct mcc_task_detail d;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 30, 1, 0, &d), MCC_TASK_CONGESTED);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_ROUTE_TIMEOUT);
 	CU_ASSERT_EQUAL(d.generation, 2);
@@ -184,7 +184,7 @@ static void test_generation_stale_feedback_cannot_overwrite_newer_task_evidence(
 static void test_generation_stale_async_event_and_signal_ignored(void)
 {
 	struct fix f = fx();
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 3, 0, 0, 0, &p), MCC_ADMIT); /* raises to 3 */
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).generation, 3);
 	th_async(f.h, IBV_EVENT_QP_FATAL, f.d, f.r, 1, 5, 2); /* replaced QP */
@@ -220,7 +220,7 @@ static void test_poller_stall_suppresses_deadline_only_for_that_device(void)
 static void test_try_acquire_raises_route_generation(void)
 {
 	struct fix f = fx();
-	struct mcc_permit p = MCC_PERMIT_INIT, q = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT, q = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 7, 0, 0, 0, &p), MCC_ADMIT);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).generation, 7);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 5, 0, 0, 0, &q), MCC_ADMIT); /* old: accounting */

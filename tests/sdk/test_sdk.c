@@ -86,7 +86,7 @@ static struct mcc_engine_stats stats_of(mcc_engine *e)
 
 static mcc_device *open_device(mcc_engine *e)
 {
-	struct mcc_device_desc d = {sizeof(d), 0, "mlx5_0", 1, 0, 0};
+	struct mcc_device_desc_v1 d = {sizeof(d), 0, "mlx5_0", 1, 0, 0};
 	mcc_device *dev = NULL;
 	CU_ASSERT_EQUAL_FATAL(mcc_engine_ops(e)->device_open(mcc_engine_ctx(e), &d, &dev), 0);
 	return dev;
@@ -299,7 +299,7 @@ static const char KEY_B[] = "10.0.0.3:12001@mlx5_0";
 
 static uint32_t cc_generation(mcc_engine *e, mcc_engine_route *r)
 {
-	struct mcc_domain_stats st;
+	struct mcc_domain_stats_v1 st;
 	memset(&st, 0, sizeof(st));
 	st.struct_size = sizeof(st);
 	CU_ASSERT_EQUAL(mcc_engine_ops(e)->domain_stats(mcc_engine_ctx(e), MCC_DOMAIN_ROUTE,
@@ -312,7 +312,7 @@ static void test_route_generations(void)
 	mcc_engine *e = open_engine(1, MCC_ENGINE_TICK_POLL);
 	const struct mcc_policy_v1 *ops = mcc_engine_ops(e);
 	mcc_device *dev = open_device(e);
-	struct mcc_route_desc d = {sizeof(d), 1, 0, 0, 0, NULL, 42};
+	struct mcc_route_desc_v1 d = {sizeof(d), 1, 0, 0, 0, NULL, 42};
 	mcc_engine_route *r, *same, *renewed, *other, *look;
 	CU_ASSERT_EQUAL(mcc_engine_route_open(e, dev, KEY_A, strlen(KEY_A), 0x1000, &d, &r),
 	                MCC_ENGINE_ROUTE_NEW);
@@ -337,7 +337,7 @@ static void test_route_generations(void)
 	mcc_lane_ref lr;
 	mcc_lane *lane;
 	CU_ASSERT_EQUAL_FATAL(mcc_engine_lane_open(e, MCC_LANE_POST_POLL, &lr, &lane), 0);
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(ops->try_acquire(lane, mcc_engine_route_cc(r), 4096,
 	                                 mcc_engine_route_generation(r), NULL, &p), MCC_ADMIT);
 	CU_ASSERT_EQUAL(p.generation, 3u);
@@ -481,7 +481,7 @@ static void *park_worker(void *arg)
 	mcc_lane *lane;
 	if (mcc_engine_lane_open(w->e, MCC_LANE_POST, &lr, &lane) != 0)
 		return NULL;
-	struct mcc_permit p = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	for (;;) {
 		uint32_t seq = mcc_engine_room_seq(w->e);
 		w->decision = ops->try_acquire(lane, w->route, 4096, w->gen, NULL, &p);
@@ -510,7 +510,7 @@ static void test_defer_parking(void)
 	mcc_lane *lane;
 	CU_ASSERT_EQUAL_FATAL(mcc_engine_lane_open(e, MCC_LANE_POST_POLL, &lr, &lane), 0);
 	/* fill the window: one slice larger than any window */
-	struct mcc_permit big = MCC_PERMIT_INIT;
+	struct mcc_permit_v1 big = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL_FATAL(ops->try_acquire(lane, mcc_engine_route_cc(r), 1ull << 40, 1, NULL, &big),
 	                      MCC_ADMIT);
 	uint64_t waits0 = stats_of(e).room_waits;
@@ -522,7 +522,7 @@ static void test_defer_parking(void)
 	while (stats_of(e).room_waits == waits0)
 		sched_yield();
 	/* the completion path: settle, then notify */
-	struct mcc_completion wc = {sizeof(wc), 0, 0, 1, 0, 0, 0, 0, 0};
+	struct mcc_completion_v1 wc = {sizeof(wc), 0, 0, 1, 0, 0, 0, 0, 0};
 	ops->on_completion(lane, &big, &wc);
 	mcc_engine_room_notify(e);
 	pthread_join(t, NULL);
@@ -610,7 +610,7 @@ static void test_setup_failed(void)
 	mcc_device *dev = open_device(e);
 	mcc_engine_route *r;
 	CU_ASSERT_EQUAL_FATAL(mcc_engine_route_open(e, dev, KEY_A, strlen(KEY_A), 1, NULL, &r), 0);
-	struct mcc_task_ref task = {1, 2, 0, 0};
+	struct mcc_task_ref_v1 task = {1, 2, 0, 0};
 	CU_ASSERT_EQUAL(mcc_engine_setup_failed(e, NULL, r, MCC_ENGINE_SETUP_CONNECT, -ETIMEDOUT,
 	                                        &task), MCC_SIG_CM_EVENT);
 	CU_ASSERT_EQUAL(mcc_engine_setup_failed(e, dev, r, MCC_ENGINE_SETUP_HANDSHAKE, EPROTO, NULL),

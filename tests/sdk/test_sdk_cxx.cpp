@@ -65,7 +65,7 @@ int main()
 		CHECK(eng);
 		CHECK(eng.error() == 0);
 		CHECK(eng.mode() == MCC_MODE_ENFORCE);
-		mcc_device_desc dd = {sizeof(dd), 0, "mlx5_0", 1, 0, 0};
+		mcc_device_desc_v1 dd = {sizeof(dd), 0, "mlx5_0", 1, 0, 0};
 		mcc_device *dev = nullptr;
 		CHECK(eng.ops()->device_open(eng.ctx(), &dd, &dev) == 0);
 		{
@@ -86,7 +86,7 @@ int main()
 				mcc::Permit p(eng, moved);
 				CHECK(p.acquire(r, 4096) == MCC_ADMIT);
 				CHECK(p.live() && p.raw().generation == 2);
-				mcc_completion wc;
+				mcc_completion_v1 wc;
 				std::memset(&wc, 0, sizeof(wc));
 				wc.struct_size = sizeof(wc);
 				wc.generation = 2;
@@ -103,7 +103,7 @@ int main()
 				mcc::Route none;
 				CHECK(p.acquire(none, 1) == -EINVAL);
 			}
-			mcc_domain_stats st;
+			mcc_domain_stats_v1 st;
 			std::memset(&st, 0, sizeof(st));
 			st.struct_size = sizeof(st);
 			CHECK(eng.ops()->domain_stats(eng.ctx(), MCC_DOMAIN_ROUTE, r.cc(), &st) == 0);

@@ -172,12 +172,12 @@ static int bi_fallback_works(mcc_instance *inst)
 {
 	const struct mcc_policy_v1 *ops = mcc_instance_ops(inst);
 	void *ctx = mcc_instance_ctx(inst);
-	struct mcc_lane_desc ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
-	struct mcc_device_desc dd = { sizeof(dd), 0, "mlx5_0", 1, 0, 0 };
-	struct mcc_route_desc rd = { sizeof(rd), 1, 0, 1, 7, "10.0.0.1:1@mlx5_0", 1 };
-	struct mcc_permit p = MCC_PERMIT_INIT;
-	struct mcc_task_ref t = { 1, 1, 0, 0 };
-	struct mcc_completion wc = { sizeof(wc), 0, 0, 1, 65536, 0, 0, 0, 0 };
+	struct mcc_lane_desc_v1 ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
+	struct mcc_device_desc_v1 dd = { sizeof(dd), 0, "mlx5_0", 1, 0, 0 };
+	struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 0, 1, 7, "10.0.0.1:1@mlx5_0", 1 };
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
+	struct mcc_task_ref_v1 t = { 1, 1, 0, 0 };
+	struct mcc_completion_v1 wc = { sizeof(wc), 0, 0, 1, 65536, 0, 0, 0, 0 };
 	mcc_lane *lane = NULL;
 	mcc_device *dev = NULL;
 	mcc_route *route = NULL;
@@ -413,7 +413,7 @@ static void test_module_with_partial_callbacks_null_fill_never_derefs_handles(vo
 	mcc_instance *inst = NULL;
 	const struct mcc_policy_v1 *ops;
 	void *ctx;
-	struct mcc_domain_stats st = { .struct_size = sizeof(st) };
+	struct mcc_domain_stats_v1 st = { .struct_size = sizeof(st) };
 	int rc;
 
 	bi_baddir(bad, sizeof(bad));
@@ -429,11 +429,11 @@ static void test_module_with_partial_callbacks_null_fill_never_derefs_handles(vo
 	ops = mcc_instance_ops(inst);
 	ctx = mcc_instance_ctx(inst);
 	{
-		struct mcc_lane_desc ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
-		struct mcc_device_desc dd = { sizeof(dd), 0, "mlx5_0", 1, 0, 0 };
-		struct mcc_route_desc rd = { sizeof(rd), 1, 0, 1, 7, "p", 1 };
-		struct mcc_async_event ev = { .struct_size = sizeof(ev), .event_type = 10 };
-		struct mcc_signal sig = { .struct_size = sizeof(sig), .kind = MCC_SIG_BACKLOG };
+		struct mcc_lane_desc_v1 ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
+		struct mcc_device_desc_v1 dd = { sizeof(dd), 0, "mlx5_0", 1, 0, 0 };
+		struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 0, 1, 7, "p", 1 };
+		struct mcc_async_event_v1 ev = { .struct_size = sizeof(ev), .event_type = 10 };
+		struct mcc_signal_v1 sig = { .struct_size = sizeof(sig), .kind = MCC_SIG_BACKLOG };
 		mcc_lane *lane;
 		mcc_device *dev;
 		mcc_route *route;

@@ -88,7 +88,7 @@ struct st_route {
 };
 
 struct st_item {
-	struct mcc_permit p;
+	struct mcc_permit_v1 p;
 	struct st_item *next;
 	uint64_t live; /* bytes still reserved: shadow of p.bytes */
 	int route, dev;
@@ -192,7 +192,7 @@ static int st_dev_index(struct st_ctx *c, const mcc_device *h)
 
 static uint64_t st_window(struct st_ctx *c, int kind, const void *dom)
 {
-	struct mcc_domain_stats st;
+	struct mcc_domain_stats_v1 st;
 
 	memset(&st, 0, sizeof(st));
 	st.struct_size = sizeof(st);
@@ -304,7 +304,7 @@ static void *st_poster(void *argp)
 		int r = (int)(x % ST_ROUTES);
 		struct st_route *rt = &c->routes[r];
 		uint64_t bytes = (x >> 8) % 997 == 0 ? ST_MAX_SLICE : sizes[(x >> 16) % 6];
-		struct mcc_task_ref task = { 1 + (uint64_t)pa->id * 1000 + op / 256, op % 64, 0, 0 };
+		struct mcc_task_ref_v1 task = { 1 + (uint64_t)pa->id * 1000 + op / 256, op % 64, 0, 0 };
 		struct st_item *it = calloc(1, sizeof(*it));
 		uint64_t s0, s1, wr, wd, after_r, after_d;
 		uint32_t gen;
@@ -315,7 +315,7 @@ static void *st_poster(void *argp)
 			break;
 		}
 		{
-			struct mcc_permit init = MCC_PERMIT_INIT;
+			struct mcc_permit_v1 init = MCC_PERMIT_INIT;
 			it->p = init;
 		}
 		atomic_fetch_add(&st_clock, ST_NS_PER_OP);
@@ -371,7 +371,7 @@ static void *st_poster(void *argp)
 		case 0: /* ibv_post_send rejected the WR */
 			st_release(c, lane, it, bytes, MCC_REL_POST_REJECTED);
 			if (c->ops->on_signal) {
-				struct mcc_signal sig = { .struct_size = sizeof(sig),
+				struct mcc_signal_v1 sig = { .struct_size = sizeof(sig),
 					                  .kind = MCC_SIG_POST_REJECTED,
 					                  .device = it->p.device,
 					                  .route = rt->h,
@@ -444,7 +444,7 @@ static void *st_poller(void *argp)
 		while (batch) {
 			struct st_item *it = batch;
 			uint64_t x = st_rand(&rng);
-			struct mcc_completion wc;
+			struct mcc_completion_v1 wc;
 			int parts = it->split ? 2 : 1;
 
 			batch = it->next;
@@ -492,7 +492,7 @@ static void st_async(struct st_ctx *c, uint64_t x)
 		IBV_EVENT_SRQ_ERR,   IBV_EVENT_WQ_FATAL,    77 /* unknown */,
 	};
 	int r = (int)((x >> 8) % ST_ROUTES);
-	struct mcc_async_event ev;
+	struct mcc_async_event_v1 ev;
 
 	memset(&ev, 0, sizeof(ev));
 	ev.struct_size = sizeof(ev);
@@ -513,7 +513,7 @@ static void st_async(struct st_ctx *c, uint64_t x)
 static void st_rebuild(struct st_ctx *c, uint64_t x)
 {
 	int r = (int)((x >> 8) % ST_ROUTES);
-	struct mcc_signal sig;
+	struct mcc_signal_v1 sig;
 
 	memset(&sig, 0, sizeof(sig));
 	sig.struct_size = sizeof(sig);
@@ -531,7 +531,7 @@ static void st_other_signal(struct st_ctx *c, uint64_t x)
 		                          MCC_SIG_BACKLOG, MCC_SIG_DEVICE_TELEMETRY,
 		                          MCC_SIG_CANCELLED, MCC_SIG_CM_EVENT };
 	int r = (int)((x >> 8) % ST_ROUTES);
-	struct mcc_signal sig;
+	struct mcc_signal_v1 sig;
 
 	memset(&sig, 0, sizeof(sig));
 	sig.struct_size = sizeof(sig);
@@ -608,9 +608,9 @@ static void *st_caller(void *argp)
 
 	for (uint64_t i = 0; i < queries; i++) {
 		uint64_t x = st_rand(&rng);
-		struct mcc_task_ref t = { 1 + (x % ST_POSTERS) * 1000 + (x >> 8) % 32,
+		struct mcc_task_ref_v1 t = { 1 + (x % ST_POSTERS) * 1000 + (x >> 8) % 32,
 			                  (x >> 16) % 64, 0, 0 };
-		struct mcc_task_detail dt;
+		struct mcc_task_detail_v1 dt;
 		int rc;
 
 		while (atomic_load(&c->nops) < i * ST_OPS_PER_QUERY)
@@ -728,7 +728,7 @@ static void st_run(const char *mode_name, enum mcc_mode want_mode)
 	c->mode = want_mode;
 
 	for (int l = 0; l < ST_POSTERS + 2; l++) {
-		struct mcc_lane_desc ld = { sizeof(ld), (uint32_t)l,
+		struct mcc_lane_desc_v1 ld = { sizeof(ld), (uint32_t)l,
 			                    l < ST_POSTERS ? MCC_LANE_POST
 			                                   : l == ST_POSTERS ? MCC_LANE_POLL
 			                                                     : MCC_LANE_MONITOR,
@@ -740,14 +740,14 @@ static void st_run(const char *mode_name, enum mcc_mode want_mode)
 	}
 	for (int d = 0; d < ST_DEVS; d++) {
 		char name[16];
-		struct mcc_device_desc dd = { sizeof(dd), (uint32_t)d, name, 1, 0, 400000000000ull };
+		struct mcc_device_desc_v1 dd = { sizeof(dd), (uint32_t)d, name, 1, 0, 400000000000ull };
 		snprintf(name, sizeof(name), "mlx5_%d", d);
 		CU_ASSERT_FATAL(c->ops->device_open(c->ctx, &dd, &c->devs[d].h) == 0);
 	}
 	for (int r = 0; r < ST_ROUTES; r++) {
 		char peer[48];
 		int d = r % ST_DEVS;
-		struct mcc_route_desc rd = { sizeof(rd), 1, (uint32_t)d, 1, (uint64_t)r + 100, peer,
+		struct mcc_route_desc_v1 rd = { sizeof(rd), 1, (uint32_t)d, 1, (uint64_t)r + 100, peer,
 			                     (uint64_t)r / 2 };
 		snprintf(peer, sizeof(peer), "10.0.0.%d:15000@mlx5_%d", r / 2, r % 2);
 		atomic_store(&c->routes[r].dev, d);
@@ -784,7 +784,7 @@ static void st_run(const char *mode_name, enum mcc_mode want_mode)
 	c->ops->lane_close(c->ctx, c->mon_lane);
 	printf("\n  %s: final route states:", mode_name);
 	for (int r = 0; r < ST_ROUTES; r++) {
-		struct mcc_domain_stats st = { .struct_size = sizeof(st) };
+		struct mcc_domain_stats_v1 st = { .struct_size = sizeof(st) };
 		CU_ASSERT_EQUAL(c->ops->domain_stats(c->ctx, MCC_DOMAIN_ROUTE, c->routes[r].h, &st), 0);
 		printf(" %s(q%" PRIu64 ",p%" PRIu64 ")", mcc_path_state_name((int)st.state),
 		       st.quarantines, st.probes);
@@ -795,7 +795,7 @@ static void st_run(const char *mode_name, enum mcc_mode want_mode)
 		CU_ASSERT(st.state <= MCC_PATH_PROBING);
 	}
 	for (int d = 0; d < ST_DEVS; d++) {
-		struct mcc_domain_stats st = { .struct_size = sizeof(st) };
+		struct mcc_domain_stats_v1 st = { .struct_size = sizeof(st) };
 		CU_ASSERT_EQUAL(c->ops->domain_stats(c->ctx, MCC_DOMAIN_DEVICE, c->devs[d].h, &st), 0);
 		if (st.inflight_bytes)
 			fprintf(stderr, "device %d: %" PRIu64 " bytes in flight at the end\n", d,

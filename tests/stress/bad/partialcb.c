@@ -51,7 +51,7 @@ static void handle_close(int *open_count, void *h)
 	(*open_count)--;
 }
 
-static int partial_lane_open(void *ctx, const struct mcc_lane_desc *desc, mcc_lane **lane)
+static int partial_lane_open(void *ctx, const struct mcc_lane_desc_v1 *desc, mcc_lane **lane)
 {
 	(void)desc;
 	*lane = handle_open(&((struct partial_ctx *)ctx)->lanes);
@@ -63,7 +63,7 @@ static void partial_lane_close(void *ctx, mcc_lane *lane)
 	handle_close(&((struct partial_ctx *)ctx)->lanes, lane);
 }
 
-static int partial_device_open(void *ctx, const struct mcc_device_desc *desc, mcc_device **dev)
+static int partial_device_open(void *ctx, const struct mcc_device_desc_v1 *desc, mcc_device **dev)
 {
 	(void)desc;
 	*dev = handle_open(&((struct partial_ctx *)ctx)->devices);
@@ -75,7 +75,7 @@ static void partial_device_close(void *ctx, mcc_device *dev)
 	handle_close(&((struct partial_ctx *)ctx)->devices, dev);
 }
 
-static int partial_route_open(void *ctx, mcc_device *dev, const struct mcc_route_desc *desc,
+static int partial_route_open(void *ctx, mcc_device *dev, const struct mcc_route_desc_v1 *desc,
                               mcc_route **route)
 {
 	(void)dev;
