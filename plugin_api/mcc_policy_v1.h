@@ -810,8 +810,8 @@ MCC_STATIC_ASSERT(sizeof(struct mcc_lane_desc_v1) == MCC_LANE_DESC_V1_0_SIZE, "l
  * Ten of the v1 structs were first published without their _v1 suffix.
  * Those spellings stay valid for the whole of major 1: each is a macro for
  * the _v1 name, so `struct mcc_permit` and `struct mcc_permit_v1` are one
- * type and old sources compile unchanged (tests/loader/bad/bad.c is such a
- * source). New code uses the _v1 names. Define MCC_NO_UNVERSIONED_NAMES
+ * type and old sources compile unchanged (tests/loader/headers.sh). New code
+ * uses the _v1 names. Define MCC_NO_UNVERSIONED_NAMES
  * before including this header to keep the old spellings out of your
  * namespace.
  */

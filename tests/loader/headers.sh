@@ -26,5 +26,32 @@ for h in "$MCC_TEST_SRCDIR"/plugin_api/*.h; do
 	done
 	echo "ok: $name"
 done
+# The spellings first published without _v1 name the same types as the _v1
+# names (a pointer converts with no cast: same type, not a lookalike), in C
+# and C++; MCC_NO_UNVERSIONED_NAMES takes them away.
+cat > "$scratch/names.c" <<'EOF2'
+#include "mcc_policy_v1.h"
+struct mcc_permit_v1 *names_permit(struct mcc_permit *p);
+struct mcc_permit_v1 *names_permit(struct mcc_permit *p) { return p; }
+const struct mcc_completion *names_wc(const struct mcc_completion_v1 *w);
+const struct mcc_completion *names_wc(const struct mcc_completion_v1 *w) { return w; }
+typedef char names_sizes[sizeof(struct mcc_signal) == sizeof(struct mcc_signal_v1) &&
+                         sizeof(struct mcc_task_detail) == sizeof(struct mcc_task_detail_v1) &&
+                         sizeof(struct mcc_domain_stats) == sizeof(struct mcc_domain_stats_v1) &&
+                         sizeof(struct mcc_task_ref) + sizeof(struct mcc_async_event) +
+                         sizeof(struct mcc_device_desc) + sizeof(struct mcc_route_desc) +
+                         sizeof(struct mcc_lane_desc) > 0 ? 1 : -1];
+EOF2
+$CC -std=c11 -pedantic-errors $cwarn -I"$MCC_TEST_SRCDIR/plugin_api" \
+	-c "$scratch/names.c" -o "$scratch/names.o" || failed "unversioned names as C11"
+if test $have_cxx -eq 1; then
+	$CXX -x c++ -std=c++11 -pedantic-errors $xxwarn -I"$MCC_TEST_SRCDIR/plugin_api" \
+		-c "$scratch/names.c" -o "$scratch/names.o" || failed "unversioned names as C++11"
+fi
+if $CC -std=c11 -DMCC_NO_UNVERSIONED_NAMES -I"$MCC_TEST_SRCDIR/plugin_api" \
+	-c "$scratch/names.c" -o "$scratch/names.o" >/dev/null 2>&1; then
+	failed "MCC_NO_UNVERSIONED_NAMES left the old names defined"
+fi
+echo "ok: unversioned names"
 test $have_cxx -eq 1 || echo "note: no working C++ compiler ($CXX), C++ checks skipped"
 exit $fail
