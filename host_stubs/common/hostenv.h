@@ -43,9 +43,9 @@ struct mcc_host_env {
 	const char *cc_ini_path;
 	const char *cc_module_dir;
 	int cc_ignore_env;
-	/* max_lanes declared to the policy (0: the engine declares its own
-	 * lanes, mcc_host_lane_budget); set it to the process-wide total when
-	 * several engines share the one policy instance */
+	/* max_lanes declared to the policy (0: the engine SDK's process-wide
+	 * bound, MCC_ENGINE_LANES_MAX); the first engine's declaration is the
+	 * instance's, so an embedder of several engines may declare the total */
 	uint32_t cc_max_lanes;
 	/* optional log sink for the policy (NULL: stderr) */
 	void (*log)(void *, int, const char *, ...);
@@ -60,25 +60,6 @@ void mcc_host_seg_desc(struct mcc_seg_desc *out, mcc_fab_model *m, uint32_t node
 
 /* 64-bit checksum of a buffer (fast, for payload verification). */
 uint64_t mcc_host_checksum(const void *p, size_t n);
-
-/* Process-wide lane ids (unique across engines sharing one policy
- * instance); -1 when exhausted. */
-int mcc_host_lane_id_alloc(void);
-void mcc_host_lane_id_free(int id);
-/* The max_lanes an engine declares to mcc_instance_acquire() when it will
- * open `own` lanes: the ids the process-wide allocator hands out next are
- * the lowest free ones, all below (highest id in use + 1) + own. An embedder
- * running several engines on one shared policy instance declares the
- * process-wide total in mcc_host_env.cc_max_lanes instead (the first
- * engine's declaration is the instance's). */
-uint32_t mcc_host_lane_budget(uint32_t own);
-
-/* Process-wide tick ownership: returns 1 when the caller should call
- * tick(now) now (at most once per epoch over all engines sharing the
- * instance identified by `inst`, never concurrently); the caller then calls
- * mcc_host_tick_done(). */
-int mcc_host_tick_claim(const void *inst, uint64_t now_ns, uint64_t epoch_ns);
-void mcc_host_tick_done(void);
 
 /* The fabric model as an executor actor: advance it to `now` and return
  * when it next wants a step: its next event (or park) under the virtual-time

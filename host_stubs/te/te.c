@@ -19,6 +19,9 @@
 #include "te.h"
 
 #include "mcc_hooks.h"
+#if MCC_CC_COMPILED_IN
+#include "mcc_engine.h"
+#endif
 
 #include <errno.h>
 #include <pthread.h>
@@ -147,7 +150,7 @@ struct te_worker {
 	struct te_route **active;
 	uint32_t nactive, capactive;
 	uint32_t seen_redispatch;
-	MCC_FIELD(mcc_lane *lane; int lane_id;)
+	MCC_FIELD(mcc_lane *lane; mcc_lane_ref lane_ref;)
 };
 
 struct te_ctx {
@@ -174,7 +177,7 @@ struct te_ctx {
 	uint32_t nworkers;
 	mcc_actor *monitor;
 	char mon_name[32];
-	MCC_FIELD(mcc_device *ccdev; mcc_lane *mon_lane; int mon_lane_id;)
+	MCC_FIELD(mcc_device *ccdev; mcc_lane *mon_lane; mcc_lane_ref mon_lane_ref;)
 };
 
 struct te_buf {
@@ -213,7 +216,8 @@ struct te_engine {
 	 * sig_mask / cc_async: what the module subscribed to; spill_below: a
 	 * route DEFERred with at most this much in flight is held near its
 	 * minimum window (defer_spill) */
-	MCC_FIELD(mcc_instance *inst; const struct mcc_policy_v1 *ops; void *cc; pthread_mutex_t cc_mu;
+	MCC_FIELD(mcc_engine *eng; mcc_instance *inst; const struct mcc_policy_v1 *ops; void *cc;
+	          pthread_mutex_t cc_mu;
 	          uint64_t epoch_ns; uint64_t sig_mask; uint64_t spill_below; bool cc_on;
 	          bool cc_enforce; bool cc_async;)
 };
@@ -1369,10 +1373,8 @@ static uint64_t te_monitor_step(void *arg, uint64_t now)
 	}
 #if MCC_CC_COMPILED_IN
 	/* control epoch */
-	if (e->cc_on && mcc_host_tick_claim(e->inst, now, e->epoch_ns)) {
-		e->ops->tick(e->cc, now);
-		mcc_host_tick_done();
-	}
+	if (e->cc_on) /* one tick per epoch over every engine of the instance */
+		mcc_engine_tick_if_due(e->eng, now);
 #endif
 	CNT_ADD(e, cpu_virtual_ns, MCC_HOST_COST_PASS_NS);
 	return now + (uint64_t)e->cfg.monitor_period_us * 1000u;
@@ -1381,28 +1383,33 @@ static uint64_t te_monitor_step(void *arg, uint64_t now)
 /* ------------------------------------------------------------ construction */
 
 #if MCC_CC_COMPILED_IN
-static int cc_setup(te_engine *e, uint32_t nctx)
+static int cc_setup(te_engine *e)
 {
-	/* worker construction: load the process's policy (always usable) */
+	/* worker construction: load the process's policy (always usable)
+	 * through the engine SDK: lanes, the tick claim and the clock */
 	struct mcc_loader_opts o;
 	memset(&o, 0, sizeof(o));
 	o.struct_size = sizeof(o);
-	/* lanes this engine opens: per context its workers and the monitor */
-	o.max_lanes = e->env.cc_max_lanes ? e->env.cc_max_lanes
-	                                  : mcc_host_lane_budget(nctx * (e->cfg.workers_per_ctx + 1));
+	o.max_lanes = e->env.cc_max_lanes; /* 0: the SDK's process-wide bound */
 	o.engine = "te";
 	o.ini_path = e->env.cc_ini_path;
 	o.host_caps = MCC_HOST_CAP_ASYNC_EVENTS | MCC_HOST_CAP_CQ_IDENTITY |
 	              MCC_HOST_CAP_POLLER_PROGRESS | MCC_HOST_CAP_COMPLETION_TS;
-	o.now_ns = mcc_exec_clock;
-	o.clock_arg = e->env.ex;
 	o.log = e->env.log;
 	o.log_arg = e->env.log_arg;
 	o.module_dir = e->env.cc_module_dir;
 	o.ignore_env = e->env.cc_ignore_env;
-	mcc_instance_acquire(&o, &e->inst);
-	if (!e->inst)
+	struct mcc_engine_opts eo;
+	memset(&eo, 0, sizeof(eo));
+	eo.struct_size = sizeof(eo);
+	eo.tick = MCC_ENGINE_TICK_POLL; /* the monitor's pass ticks (monitor_step) */
+	eo.loader = &o;
+	eo.now_ns = mcc_exec_clock;
+	eo.clock_arg = e->env.ex;
+	mcc_engine_open(&eo, &e->eng);
+	if (!e->eng)
 		return -ENOMEM;
+	e->inst = mcc_engine_instance(e->eng);
 	e->ops = mcc_instance_ops(e->inst);
 	e->cc = mcc_instance_ctx(e->inst);
 	const struct mcc_config *cfg = mcc_instance_config(e->inst);
@@ -1418,20 +1425,16 @@ static int cc_setup(te_engine *e, uint32_t nctx)
 	return 0;
 }
 
-static int cc_lane(te_engine *e, uint32_t role, mcc_lane **lane, int *id)
+static int cc_lane(te_engine *e, uint32_t role, mcc_lane **lane, mcc_lane_ref *ref)
 {
 	*lane = NULL;
-	*id = -1;
+	*ref = 0;
 	if (!e->cc_on)
 		return 0;
-	*id = mcc_host_lane_id_alloc();
-	struct mcc_lane_desc_v1 d = {sizeof(d), (uint32_t)(*id < 0 ? 0 : *id), role, 0};
-	if (*id < 0 || e->ops->lane_open(e->cc, &d, lane) != 0) {
+	int rc = mcc_engine_lane_open(e->eng, role, ref, lane);
+	if (rc)
 		*lane = NULL;
-		mcc_host_lane_id_free(*id);
-		*id = -1;
-	}
-	return *lane ? 0 : -ENOSPC;
+	return rc;
 }
 #endif
 
@@ -1458,7 +1461,7 @@ te_engine *te_engine_create(const struct te_config *cfg, const struct mcc_host_e
 		ndev = TE_MAX_CTX;
 	if (ndev < 0)
 		ndev = 0;
-	MCC_HOOK(if (cc_setup(e, (uint32_t)ndev) != 0) { free(e); return NULL; })
+	MCC_HOOK(if (cc_setup(e) != 0) { free(e); return NULL; })
 	for (int i = 0; i < ndev; i++) {
 		struct te_ctx *ctx = &e->ctx[e->nctx];
 		ctx->e = e;
@@ -1480,7 +1483,7 @@ te_engine *te_engine_create(const struct te_config *cfg, const struct mcc_host_e
 		                             ctx->attr.num_ports, 0, ctx->attr.link_rate_bps};
 		if (!e->cc_on || e->ops->device_open(e->cc, &dd, &ctx->ccdev) != 0)
 			ctx->ccdev = NULL;
-		cc_lane(e, MCC_LANE_MONITOR, &ctx->mon_lane, &ctx->mon_lane_id);
+		cc_lane(e, MCC_LANE_MONITOR, &ctx->mon_lane, &ctx->mon_lane_ref);
 #endif
 		ctx->nworkers = e->cfg.workers_per_ctx;
 		for (uint32_t w = 0; w < ctx->nworkers; w++) {
@@ -1494,7 +1497,7 @@ te_engine *te_engine_create(const struct te_config *cfg, const struct mcc_host_e
 			MCC_HOOK(cc_lane(e, ctx->nworkers == 1 ? MCC_LANE_POST_POLL
 			                    : w == 0           ? MCC_LANE_POLL
 			                                       : MCC_LANE_POST,
-			                 &wk->lane, &wk->lane_id);)
+			                 &wk->lane, &wk->lane_ref);)
 			wk->actor = mcc_exec_add(env->ex, wk->name, fn, wk, MCC_EXEC_PARK);
 		}
 		snprintf(ctx->mon_name, sizeof(ctx->mon_name), "te%u.c%d.mon", cfg->node, ctx->idx);
@@ -1554,18 +1557,14 @@ void te_engine_destroy(te_engine *e)
 	for (uint32_t i = 0; i < e->nctx; i++) {
 		struct te_ctx *ctx = &e->ctx[i];
 		for (uint32_t w = 0; w < ctx->nworkers; w++)
-			if (ctx->workers[w].lane) {
-				e->ops->lane_close(e->cc, ctx->workers[w].lane);
-				mcc_host_lane_id_free(ctx->workers[w].lane_id);
-			}
-		if (ctx->mon_lane) {
-			e->ops->lane_close(e->cc, ctx->mon_lane);
-			mcc_host_lane_id_free(ctx->mon_lane_id);
-		}
+			if (ctx->workers[w].lane)
+				mcc_engine_lane_close(e->eng, ctx->workers[w].lane_ref);
+		if (ctx->mon_lane)
+			mcc_engine_lane_close(e->eng, ctx->mon_lane_ref);
 		if (ctx->ccdev)
 			e->ops->device_close(e->cc, ctx->ccdev);
 	}
-	mcc_instance_release(e->inst);
+	mcc_engine_close(e->eng);
 	pthread_mutex_destroy(&e->cc_mu);
 #endif
 	for (uint32_t i = 0; i < e->nctx; i++) {

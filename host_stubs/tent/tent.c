@@ -16,6 +16,9 @@
 #include "tent.h"
 
 #include "mcc_hooks.h"
+#if MCC_CC_COMPILED_IN
+#include "mcc_engine.h"
+#endif
 
 #include <errno.h>
 #include <math.h>
@@ -157,7 +160,7 @@ struct tent_lane {
 	_Atomic uint64_t stall_until;
 	uint64_t next_timeout_scan;
 	struct tent_rail rails[TENT_MAX_DEV][TENT_MAX_SEG][TENT_MAX_RDEV];
-	MCC_FIELD(mcc_lane *lane; int lane_id;)
+	MCC_FIELD(mcc_lane *lane; mcc_lane_ref lane_ref;)
 };
 
 struct tent_counters {
@@ -195,7 +198,8 @@ struct tent_engine {
 	/* cc_on: the controller is not off (read once at construction: mode
 	 * off bypasses every hook); sig_mask / cc_async: the module's
 	 * subscriptions */
-	MCC_FIELD(mcc_instance *inst; const struct mcc_policy_v1 *ops; void *cc; uint64_t epoch_ns;
+	MCC_FIELD(mcc_engine *eng; mcc_instance *inst; const struct mcc_policy_v1 *ops; void *cc;
+	          uint64_t epoch_ns;
 	          uint64_t sig_mask; uint64_t spill_below; bool cc_on; bool cc_async;)
 };
 
@@ -1158,10 +1162,8 @@ static uint64_t tent_monitor_step(void *arg, uint64_t now)
 #endif
 	}
 #if MCC_CC_COMPILED_IN
-	if (e->cc_on && mcc_host_tick_claim(e->inst, now, e->epoch_ns)) {
-		e->ops->tick(e->cc, now);
-		mcc_host_tick_done();
-	}
+	if (e->cc_on) /* one tick per epoch over every engine of the instance */
+		mcc_engine_tick_if_due(e->eng, now);
 #endif
 	CNT_ADD(e, cpu_virtual_ns, MCC_HOST_COST_PASS_NS);
 	return now + (uint64_t)e->cfg.monitor_period_us * 1000u;
@@ -1178,22 +1180,27 @@ static int tent_load_cc_plugin(tent_engine *e)
 	struct mcc_loader_opts o;
 	memset(&o, 0, sizeof(o));
 	o.struct_size = sizeof(o);
-	/* the worker lanes, plus the monitor */
-	o.max_lanes = e->env.cc_max_lanes ? e->env.cc_max_lanes : mcc_host_lane_budget(e->nlanes + 1);
+	o.max_lanes = e->env.cc_max_lanes; /* 0: the engine SDK's process-wide bound */
 	o.engine = "tent";
 	o.ini_path = e->cfg.cc_config ? e->cfg.cc_config : e->env.cc_ini_path;
 	o.module_dir = e->cfg.cc_plugin_dir ? e->cfg.cc_plugin_dir : e->env.cc_module_dir;
 	o.host_caps = MCC_HOST_CAP_ASYNC_EVENTS | MCC_HOST_CAP_CQ_IDENTITY |
 	              MCC_HOST_CAP_POLLER_PROGRESS | MCC_HOST_CAP_DEVICE_TELEMETRY |
 	              MCC_HOST_CAP_COMPLETION_TS;
-	o.now_ns = mcc_exec_clock;
-	o.clock_arg = e->env.ex;
 	o.log = e->env.log;
 	o.log_arg = e->env.log_arg;
 	o.ignore_env = e->env.cc_ignore_env;
-	mcc_instance_acquire(&o, &e->inst);
-	if (!e->inst)
+	struct mcc_engine_opts eo; /* the engine SDK: lanes, the tick claim, the clock */
+	memset(&eo, 0, sizeof(eo));
+	eo.struct_size = sizeof(eo);
+	eo.tick = MCC_ENGINE_TICK_POLL; /* the monitor's pass ticks */
+	eo.loader = &o;
+	eo.now_ns = mcc_exec_clock;
+	eo.clock_arg = e->env.ex;
+	mcc_engine_open(&eo, &e->eng);
+	if (!e->eng)
 		return -ENOMEM;
+	e->inst = mcc_engine_instance(e->eng);
 	e->ops = mcc_instance_ops(e->inst);
 	e->cc = mcc_instance_ctx(e->inst);
 	const struct mcc_config *cfg = mcc_instance_config(e->inst);
@@ -1235,14 +1242,8 @@ tent_engine *tent_engine_create(const struct tent_config *cfg, const struct mcc_
 		pthread_mutex_init(&l->qmu, NULL);
 		snprintf(l->name, sizeof(l->name), "tent%u.lane%u", cfg->node, w);
 #if MCC_CC_COMPILED_IN
-		l->lane_id = e->cc_on ? mcc_host_lane_id_alloc() : -1;
-		struct mcc_lane_desc_v1 ld = {sizeof(ld), (uint32_t)(l->lane_id < 0 ? 0 : l->lane_id),
-		                           MCC_LANE_POST_POLL, 0};
-		if (l->lane_id < 0 || e->ops->lane_open(e->cc, &ld, &l->lane) != 0) {
+		if (e->cc_on && mcc_engine_lane_open(e->eng, MCC_LANE_POST_POLL, &l->lane_ref, &l->lane))
 			l->lane = NULL;
-			mcc_host_lane_id_free(l->lane_id);
-			l->lane_id = -1;
-		}
 #endif
 		l->actor = mcc_exec_add(env->ex, l->name, tent_lane_step, l, MCC_EXEC_PARK);
 	}
@@ -1316,14 +1317,12 @@ void tent_engine_destroy(tent_engine *e)
 	}
 #if MCC_CC_COMPILED_IN
 	for (uint32_t w = 0; w < e->nlanes; w++)
-		if (e->lanes[w].lane) {
-			e->ops->lane_close(e->cc, e->lanes[w].lane);
-			mcc_host_lane_id_free(e->lanes[w].lane_id);
-		}
+		if (e->lanes[w].lane)
+			mcc_engine_lane_close(e->eng, e->lanes[w].lane_ref);
 	for (uint32_t i = 0; i < e->ndev; i++)
 		if (e->dev[i].ccdev)
 			e->ops->device_close(e->cc, e->dev[i].ccdev);
-	mcc_instance_release(e->inst);
+	mcc_engine_close(e->eng);
 #endif
 	for (uint32_t i = 0; i < e->ndev; i++) {
 		struct tent_dev *d = &e->dev[i];
