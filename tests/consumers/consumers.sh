@@ -5,7 +5,9 @@
 #   1. a C program built with `pkg-config --cflags --libs mcc` only,
 #   2. a C++ program built with Debian's cmake and find_package(mcc) only
 #      (imported target mcc::mcc; the version rule is checked too),
-#   3. the installed `mcc` command, man pages and package files,
+#   3. every source of the engine stubs (host_stubs/) compiled with
+#      `pkg-config --cflags mcc` and no other mcc include directory,
+#   4. the installed `mcc` command, man pages and package files,
 # each program loading an installed module through the installed libmcc.
 # Both programs check that MCC_ENABLE_ADAPTIVE_CC reaches them exactly when
 # the package was configured with --enable-adaptive-cc.
@@ -86,7 +88,20 @@ else
 	failed "cmake not found (Debian package cmake)"
 fi
 
-# 3. The installed command judges the installed modules.
+# 3. The engine stubs (TE-like, TENT-like, the scenario and verbs runners)
+# need nothing but the installed headers: every source under host_stubs/,
+# hooks in, compiles with pkg-config's flags and no -I into the source tree.
+n=0
+for f in "$MCC_TEST_SRCDIR"/host_stubs/*/*.c; do
+	# shellcheck disable=SC2086
+	$CC -std=gnu11 -Wall -Wextra -Werror -fsyntax-only $cflags -DMCC_ENABLE_ADAPTIVE_CC=1 \
+		-DMCC_GNUPLOT='"gnuplot"' "$f" || failed "${f#"$MCC_TEST_SRCDIR"/} needs more than the installed headers"
+	n=$((n + 1))
+done
+test $n -ge 8 || failed "only $n host_stubs sources found"
+echo "ok: $n host_stubs sources compile against the installed headers alone"
+
+# 4. The installed command judges the installed modules.
 if out=$("$stage$bindir/mcc" modules "$stage$pkglibdir"); then
 	echo "$out"
 	for m in null observe aimd delay; do
