@@ -3,8 +3,7 @@
 #include "scenario.h"
 
 #include "../fabric/model.h"
-#include "../te/te.h"
-#include "../tent/tent.h"
+#include "../common/host_engine.h"
 #include "mcc_hooks.h"
 
 #include <errno.h>
@@ -33,8 +32,7 @@ struct flow;
 /* One sender machine: an engine instance (TE or TENT). */
 struct sender {
 	int kind;
-	te_engine *te;
-	tent_engine *tent;
+	struct mcc_host_engine eng; /* eng.te or eng.tent */
 	uint32_t node;
 	void *buf;
 	size_t buflen;
@@ -139,99 +137,6 @@ struct scn {
 	int gray_n;
 };
 
-/* ----------------------------------------------------------- engine shim */
-
-static int eng_submit(struct sender *s, uint64_t *batch, void *src, uint32_t seg, uint64_t off,
-                      uint64_t len)
-{
-	if (s->kind == MCC_SCN_TE) {
-		*batch = te_allocate_batch(s->te, 1);
-		struct te_request rq = {TE_OPCODE_WRITE, src, (int32_t)seg, off, len};
-		return te_submit(s->te, *batch, &rq, 1);
-	}
-	*batch = tent_allocate_batch(s->tent, 1);
-	struct tent_request rq;
-	memset(&rq, 0, sizeof(rq));
-	rq.opcode = TENT_OPCODE_WRITE;
-	rq.source = src;
-	rq.target_id = seg;
-	rq.target_offset = off;
-	rq.length = len;
-	return tent_submit(s->tent, *batch, &rq, 1);
-}
-
-static int eng_status(struct sender *s, uint64_t batch, int *st)
-{
-	if (s->kind == MCC_SCN_TE) {
-		struct te_transfer_status ts;
-		int rc = te_get_transfer_status(s->te, batch, 0, &ts);
-		*st = ts.status == TE_STATUS_COMPLETED ? 1 : ts.status == TE_STATUS_FAILED ? 2 : 0;
-		return rc;
-	}
-	struct tent_status ts;
-	int rc = tent_task_status(s->tent, batch, 0, &ts);
-	*st = ts.status == TENT_STATUS_COMPLETED ? 1 : ts.status == TENT_STATUS_FAILED ? 2 : 0;
-	return rc;
-}
-
-static int eng_cstate(struct sender *s, uint64_t batch, int *state)
-{
-	return s->kind == MCC_SCN_TE ? te_get_task_congestion_state(s->te, batch, 0, state)
-	                             : tent_get_task_congestion_state(s->tent, batch, 0, state);
-}
-
-static void eng_free(struct sender *s, uint64_t batch)
-{
-	if (s->kind == MCC_SCN_TE)
-		te_free_batch(s->te, batch);
-	else
-		tent_free_batch(s->tent, batch);
-}
-
-static int eng_dstats(struct sender *s, uint32_t ctx, int seg, int dev, struct mcc_domain_stats_v1 *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->struct_size = sizeof(*o);
-	return s->kind == MCC_SCN_TE ? te_domain_stats(s->te, ctx, seg, dev, o)
-	                             : tent_domain_stats(s->tent, ctx, seg, dev, o);
-}
-
-static uint32_t eng_nctx(struct sender *s)
-{
-	return s->kind == MCC_SCN_TE ? te_num_contexts(s->te) : tent_num_devices(s->tent);
-}
-
-struct eng_stats {
-	uint64_t defers, avoids, admits, rail_pauses, wc_errors, flushes, vcpu;
-	int64_t permits_live;
-	uint64_t posted, handoffs;
-};
-
-static void eng_stats(struct sender *s, struct eng_stats *o)
-{
-	if (s->kind == MCC_SCN_TE) {
-		struct te_stats t;
-		te_get_stats(s->te, &t);
-		*o = (struct eng_stats){t.defers,  t.avoids,          t.admits,
-		                        t.rail_pauses, t.wc_errors, t.flushes,
-		                        t.cpu_virtual_ns, t.permits_live, t.slices_posted, t.handoffs};
-	} else {
-		struct tent_stats t;
-		tent_get_stats(s->tent, &t);
-		*o = (struct eng_stats){t.defers,  t.avoids,          t.admits,
-		                        t.rail_pauses, t.wc_errors, t.flushes,
-		                        t.cpu_virtual_ns, t.permits_live, t.slices_posted, t.handoffs};
-	}
-}
-
-static void eng_stall(struct sender *s, uint32_t ctx, uint64_t dur)
-{
-	if (s->kind == MCC_SCN_TE)
-		te_inject_poller_stall(s->te, ctx, dur);
-	else
-		tent_inject_poller_stall(s->tent, ctx, dur);
-}
-
 /* --------------------------------------------------------------- workload */
 
 static int get_segment(void *arg, uint32_t seg, struct mcc_seg_desc *out)
@@ -299,12 +204,12 @@ static uint64_t flow_step(void *arg, uint64_t now)
 		struct slot *sl = &f->slots[i];
 		if (!sl->busy || !atomic_load(&sl->done))
 			continue;
-		int st = 0, cs = 3;
-		eng_status(f->snd, sl->batch, &st);
-		eng_cstate(f->snd, sl->batch, &cs);
+		int cs = 3;
+		int st = mcc_host_eng_status(&f->snd->eng, sl->batch, NULL);
+		mcc_host_eng_cstate(&f->snd->eng, sl->batch, &cs);
 		if (cs >= 0 && cs < 4)
 			sc->states_seen[cs]++;
-		if (st == 1) {
+		if (st == MCC_HOST_DONE) {
 			uint64_t got = mcc_host_checksum(
 			    sc->rcv[f->target - sc->rcv[0].node].buf + f->dst_off + (uint64_t)i * f->msg, f->msg);
 			if (got != sl->expect)
@@ -322,7 +227,7 @@ static uint64_t flow_step(void *arg, uint64_t now)
 				f->next_send = now + 1000000;
 		}
 		sc->digest = mix(mix(mix(sc->digest, sl->t_done), (uint64_t)st), (uint64_t)cs);
-		eng_free(f->snd, sl->batch);
+		mcc_host_eng_free(&f->snd->eng, sl->batch);
 		sl->busy = 0;
 		atomic_store(&sl->done, 0);
 		f->outstanding--;
@@ -348,8 +253,9 @@ static uint64_t flow_step(void *arg, uint64_t now)
 			f->t_first = now;
 		sl->busy = 1;
 		atomic_store(&sl->done, 0);
-		if (eng_submit(f->snd, &sl->batch, src, f->target, f->dst_off + (uint64_t)i * f->msg,
-		               f->msg) != 0) {
+		const struct mcc_host_xfer x = {TE_OPCODE_WRITE, src, f->target,
+		                                f->dst_off + (uint64_t)i * f->msg, f->msg, 0};
+		if (mcc_host_eng_submit(&f->snd->eng, &x, &sl->batch) != 0) {
 			sl->busy = 0;
 			f->tasks_failed++;
 			continue;
@@ -377,8 +283,8 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 	struct scn *sc = arg;
 	struct sender *s0 = &sc->snd[0];
 	struct mcc_domain_stats_v1 dv, rt;
-	int have_dv = eng_dstats(s0, (uint32_t)sc->watch_ctx, -1, 0, &dv) == 0;
-	int have_rt = eng_dstats(s0, (uint32_t)sc->watch_ctx, sc->watch_seg, sc->watch_dev, &rt) == 0;
+	int have_dv = mcc_host_eng_dstats(&s0->eng, (uint32_t)sc->watch_ctx, -1, 0, &dv) == 0;
+	int have_rt = mcc_host_eng_dstats(&s0->eng, (uint32_t)sc->watch_ctx, sc->watch_seg, sc->watch_dev, &rt) == 0;
 	if (have_rt && (int)rt.state != sc->last_state) {
 		size_t l = strlen(sc->timeline);
 		snprintf(sc->timeline + l, sizeof(sc->timeline) - l, "%s%s", l ? ">" : "",
@@ -412,12 +318,12 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 		/* the last of the watched device's routes to enter QUARANTINED
 		 * (one the engine paused itself may never be), then the first
 		 * hand-off counted from that sample on */
-		struct eng_stats es;
-		eng_stats(s0, &es);
+		struct mcc_host_eng_stats es;
+		mcc_host_eng_stats(&s0->eng, &es);
 		uint32_t q = 0;
 		for (uint32_t d = 0; d < sc->mcfg.devs_per_node; d++) {
 			struct mcc_domain_stats_v1 x;
-			if (eng_dstats(s0, (uint32_t)sc->watch_ctx, sc->watch_seg, (int)d, &x) == 0 &&
+			if (mcc_host_eng_dstats(&s0->eng, (uint32_t)sc->watch_ctx, sc->watch_seg, (int)d, &x) == 0 &&
 			    x.state == MCC_PATH_QUARANTINED)
 				q |= 1u << d;
 		}
@@ -433,11 +339,11 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 	}
 	/* routes on healthy devices: ever quarantined? */
 	for (uint32_t i = 0; i < sc->nsnd; i++)
-		for (uint32_t c = sc->healthy_from_ctx; c < eng_nctx(&sc->snd[i]); c++)
+		for (uint32_t c = sc->healthy_from_ctx; c < mcc_host_eng_nctx(&sc->snd[i].eng); c++)
 			for (uint32_t r = 0; r < sc->nrcv; r++)
 				for (uint32_t d = 0; d < sc->mcfg.devs_per_node; d++) {
 					struct mcc_domain_stats_v1 x;
-					if (eng_dstats(&sc->snd[i], c, (int)sc->rcv[r].node, (int)d, &x) == 0 &&
+					if (mcc_host_eng_dstats(&sc->snd[i].eng, c, (int)sc->rcv[r].node, (int)d, &x) == 0 &&
 					    x.state == MCC_PATH_QUARANTINED)
 						sc->healthy_quarantined++;
 				}
@@ -504,7 +410,7 @@ static uint64_t fault_step(void *arg, uint64_t now)
 			mcc_fab_fault_loss(sc->model, f->node, f->dev, 1, (uint32_t)f->arg);
 			break;
 		case F_POLLER_STALL:
-			eng_stall(&sc->snd[f->node], f->dev, f->arg);
+			mcc_host_eng_stall(&sc->snd[f->node].eng, f->dev, f->arg);
 			break;
 		}
 	}
@@ -818,12 +724,12 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 			c.ib_rnr_retry = sh.rnr_retry;
 			c.rail_pause_s = sh.rail_pause_s;
 			c.ctx_recovery_delay_ns = sh.recovery_ns;
-			s->te = te_engine_create(&c, &sc->env);
-			if (!s->te) {
+			s->eng.te = te_engine_create(&c, &sc->env);
+			if (!s->eng.te) {
 				rc = -ENOMEM;
 				goto out;
 			}
-			te_set_task_notify(s->te, on_task_done, s);
+			te_set_task_notify(s->eng.te, on_task_done, s);
 		} else {
 			struct tent_config c;
 			tent_config_defaults(&c);
@@ -833,12 +739,12 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 			c.ib_rnr_retry = sh.rnr_retry;
 			if (sh.tent_rail_cooldown_s)
 				c.rail_cooldown_secs = sh.tent_rail_cooldown_s;
-			s->tent = tent_engine_create(&c, &sc->env);
-			if (!s->tent) {
+			s->eng.tent = tent_engine_create(&c, &sc->env);
+			if (!s->eng.tent) {
 				rc = -ENOMEM;
 				goto out;
 			}
-			tent_set_task_notify(s->tent, on_task_done, s);
+			tent_set_task_notify(s->eng.tent, on_task_done, s);
 		}
 	}
 	add_workload(sc, o->scenario);
@@ -858,9 +764,9 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 			memcpy((char *)s->buf + k, &x, 8);
 		}
 		if (s->kind == MCC_SCN_TE)
-			te_register_memory(s->te, s->buf, len);
+			te_register_memory(s->eng.te, s->buf, len);
 		else
-			tent_register_memory(s->tent, s->buf, len);
+			tent_register_memory(s->eng.tent, s->buf, len);
 		size_t off = 0;
 		for (uint32_t f = 0; f < s->nflows; f++) {
 			s->flows[f]->src = (char *)s->buf + off;
@@ -950,8 +856,8 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 	r->queue_peak_steady_bytes = mcc_fab_model_queue_peak_reset(sc->model);
 	r->pause_ms = (double)ms.pause_ns / 1e6;
 	for (uint32_t i = 0; i < sc->nsnd; i++) {
-		struct eng_stats es;
-		eng_stats(&sc->snd[i], &es);
+		struct mcc_host_eng_stats es;
+		mcc_host_eng_stats(&sc->snd[i].eng, &es);
 		r->defers += es.defers;
 		r->avoids += es.avoids;
 		r->admits += es.admits;
@@ -961,13 +867,13 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 		r->flushes += es.flushes;
 		r->vcpu_ms += (double)es.vcpu / 1e6;
 		r->permits_leaked += es.permits_live;
-		for (uint32_t c = 0; c < eng_nctx(&sc->snd[i]); c++) {
+		for (uint32_t c = 0; c < mcc_host_eng_nctx(&sc->snd[i].eng); c++) {
 			struct mcc_domain_stats_v1 x;
-			if (eng_dstats(&sc->snd[i], c, -1, 0, &x) == 0)
+			if (mcc_host_eng_dstats(&sc->snd[i].eng, c, -1, 0, &x) == 0)
 				r->permits_leaked += (int64_t)x.inflight_bytes; /* must be 0 */
 			for (uint32_t rr = 0; rr < sc->nrcv; rr++)
 				for (uint32_t d = 0; d < sh.devs; d++)
-					if (eng_dstats(&sc->snd[i], c, (int)sc->rcv[rr].node, (int)d, &x) == 0) {
+					if (mcc_host_eng_dstats(&sc->snd[i].eng, c, (int)sc->rcv[rr].node, (int)d, &x) == 0) {
 						r->quarantines += x.quarantines;
 						r->probes += x.probes;
 						r->permits_leaked += (int64_t)x.inflight_bytes;
@@ -976,15 +882,15 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 	}
 	{
 		struct mcc_domain_stats_v1 x;
-		r->watch_final_state = eng_dstats(&sc->snd[0], (uint32_t)sc->watch_ctx, sc->watch_seg,
+		r->watch_final_state = mcc_host_eng_dstats(&sc->snd[0].eng, (uint32_t)sc->watch_ctx, sc->watch_seg,
 		                                  sc->watch_dev, &x) == 0
 		                           ? x.state
 		                           : 0;
 	}
 	r->healthy_quarantined = sc->healthy_quarantined;
 	for (uint32_t i = 0; i < sc->nsnd; i++) {
-		struct eng_stats es;
-		eng_stats(&sc->snd[i], &es);
+		struct mcc_host_eng_stats es;
+		mcc_host_eng_stats(&sc->snd[i].eng, &es);
 		r->handoffs += es.handoffs;
 	}
 	if (sc->gray_n == 3) { /* NIC 1's share of the bytes in each interval */
@@ -1022,10 +928,10 @@ out:
 	if (sc->csv)
 		fclose(sc->csv);
 	for (uint32_t i = 0; i < sc->nsnd; i++) {
-		if (sc->snd[i].te)
-			te_engine_destroy(sc->snd[i].te);
-		if (sc->snd[i].tent)
-			tent_engine_destroy(sc->snd[i].tent);
+		if (sc->snd[i].eng.te)
+			te_engine_destroy(sc->snd[i].eng.te);
+		if (sc->snd[i].eng.tent)
+			tent_engine_destroy(sc->snd[i].eng.tent);
 		free(sc->snd[i].buf);
 	}
 	for (uint32_t i = 0; i < sc->nflows; i++)

@@ -31,8 +31,7 @@
 #include "../fabric/model.h"
 #include "../fabric/verbs.h"
 #include "../sim/exec.h"
-#include "../te/te.h"
-#include "../tent/tent.h"
+#include "../common/host_engine.h"
 #include "mcc_hooks.h"
 
 #include <errno.h>
@@ -132,8 +131,7 @@ struct world {
 	char names[2][MAXDEV][32];
 	struct mcc_fab_handle fab;
 	uint32_t ndev;
-	te_engine *te;
-	tent_engine *tent;
+	struct mcc_host_engine eng; /* eng.te or eng.tent */
 	mcc_actor *app, *sampler;
 	/* node 1: passive target memory */
 	mcc_fab_dev *rdev[MAXDEV];
@@ -310,56 +308,11 @@ static void on_async(void *arg, uint32_t node, uint32_t dev, const struct mcc_fa
 
 /* --------------------------------------------------------------- engines */
 
-static int eng_stats(uint32_t c, int seg, int dev, struct mcc_domain_stats_v1 *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->struct_size = sizeof(*out);
-	return W.o.engine == ENG_TE ? te_domain_stats(W.te, c, seg, dev, out)
-	                            : tent_domain_stats(W.tent, c, seg, dev, out);
-}
-
-static int eng_detail(uint64_t batch, struct mcc_task_detail_v1 *d)
-{
-	memset(d, 0, sizeof(*d));
-	d->struct_size = sizeof(*d);
-	int rc = W.o.engine == ENG_TE ? te_get_task_congestion_detail(W.te, batch, 0, d)
-	                              : tent_get_task_congestion_detail(W.tent, batch, 0, d);
-	if (rc)
-		d->state = MCC_TASK_UNKNOWN;
-	return rc;
-}
-
-/* 1 completed, -1 failed, 0 pending */
-static int eng_status(uint64_t batch)
-{
-	if (W.o.engine == ENG_TE) {
-		struct te_transfer_status st;
-		if (te_get_transfer_status(W.te, batch, 0, &st))
-			return -1;
-		return st.status == TE_STATUS_COMPLETED ? 1 : st.status == TE_STATUS_FAILED ? -1 : 0;
-	}
-	tent_status_t st;
-	if (tent_task_status(W.tent, batch, 0, &st))
-		return -1;
-	return st.status == TENT_STATUS_COMPLETED ? 1 : st.status == TENT_STATUS_FAILED ? -1 : 0;
-}
-
-/* completion notification (a host thread): the application looks */
-static uint64_t eng_transferred(uint64_t batch)
-{
-	if (W.o.engine == ENG_TE) {
-		struct te_transfer_status st;
-		return te_get_transfer_status(W.te, batch, 0, &st) ? 0 : st.transferred_bytes;
-	}
-	tent_status_t st;
-	return tent_task_status(W.tent, batch, 0, &st) ? 0 : st.transferred_bytes;
-}
-
 static void host_stats_line(void)
 {
 	if (W.o.engine == ENG_TE) {
 		struct te_stats s;
-		te_get_stats(W.te, &s);
+		te_get_stats(W.eng.te, &s);
 		say("STATS te posted=%" PRIu64 " completed=%" PRIu64 " failed=%" PRIu64
 		    " retried=%" PRIu64 " wc_errors=%" PRIu64 " flushes=%" PRIu64 " post_rejects=%" PRIu64
 		    " defers=%" PRIu64 " avoids=%" PRIu64 " admits=%" PRIu64 " eps_created=%" PRIu64
@@ -371,7 +324,7 @@ static void host_stats_line(void)
 		    s.reclaimed, s.permits_live);
 	} else {
 		struct tent_stats s;
-		tent_get_stats(W.tent, &s);
+		tent_get_stats(W.eng.tent, &s);
 		say("STATS tent posted=%" PRIu64 " completed=%" PRIu64 " failed=%" PRIu64
 		    " retried=%" PRIu64 " wc_errors=%" PRIu64 " flushes=%" PRIu64 " timeouts=%" PRIu64
 		    " post_rejects=%" PRIu64 " defers=%" PRIu64 " avoids=%" PRIu64 " admits=%" PRIu64
@@ -443,23 +396,9 @@ static int submit(uint32_t i)
 		fill(dst, W.o.task_bytes, s->seq);
 		memset(src, 0xa5, W.o.task_bytes);
 	}
-	int rc;
-	if (W.o.engine == ENG_TE) {
-		s->batch = te_allocate_batch(W.te, 1);
-		struct te_request r = {W.o.opcode, src, SEG, off, W.o.task_bytes};
-		rc = s->batch == TE_INVALID_BATCH ? -ENOMEM : te_submit(W.te, s->batch, &r, 1);
-	} else {
-		s->batch = tent_allocate_batch(W.tent, 1);
-		tent_request_t r;
-		memset(&r, 0, sizeof(r));
-		r.opcode = W.o.opcode;
-		r.source = src;
-		r.target_id = SEG;
-		r.target_offset = off;
-		r.length = W.o.task_bytes;
-		r.priority = TENT_PRIO_MEDIUM;
-		rc = s->batch ? tent_submit(W.tent, s->batch, &r, 1) : -ENOMEM;
-	}
+	/* TENT's medium priority, as its bench submits */
+	const struct mcc_host_xfer x = {W.o.opcode, src, SEG, off, W.o.task_bytes, TENT_PRIO_MEDIUM};
+	int rc = mcc_host_eng_submit(&W.eng, &x, &s->batch);
 	if (rc) {
 		say("FAIL: submit of task #%" PRIu64 " failed: %s", s->seq, strerror(-rc));
 		W.fails++;
@@ -499,10 +438,10 @@ static void note_task_state(struct slot *s, const struct mcc_task_detail_v1 *d, 
 
 static void finish_task(struct slot *s, uint32_t i)
 {
-	int st = eng_status(s->batch);
+	int st = mcc_host_eng_status(&W.eng, s->batch, NULL);
 	struct mcc_task_detail_v1 d;
-	eng_detail(s->batch, &d);
-	note_task_state(s, &d, st > 0 ? "done" : "failed");
+	mcc_host_eng_detail(&W.eng, s->batch, &d);
+	note_task_state(s, &d, st == MCC_HOST_DONE ? "done" : "failed");
 	if (d.state < 4)
 		W.final_state[d.state]++;
 	if (W.recovered_at && s->t_submit >= W.recovered_at) {
@@ -510,7 +449,7 @@ static void finish_task(struct slot *s, uint32_t i)
 		W.post_recovery_normal += d.state == MCC_TASK_NORMAL;
 	}
 	size_t off = (size_t)i * W.o.task_bytes;
-	if (st > 0) {
+	if (st == MCC_HOST_DONE) {
 		if (!memcmp(W.lbuf + off, W.rbuf + off, W.o.task_bytes)) {
 			W.bytes_verified += W.o.task_bytes;
 		} else {
@@ -525,7 +464,7 @@ static void finish_task(struct slot *s, uint32_t i)
 		    W.o.check == CHK_LOCAL_DOWN ? "INFO" : "FAIL:", s->seq, task_state_name((int)d.state));
 	}
 	W.t_last_done = now_ns();
-	int rc = W.o.engine == ENG_TE ? te_free_batch(W.te, s->batch) : tent_free_batch(W.tent, s->batch);
+	int rc = mcc_host_eng_free(&W.eng, s->batch);
 	if (rc)
 		say("INFO free_batch(#%" PRIu64 ") = %d", s->seq, rc);
 	s->busy = 0;
@@ -538,11 +477,11 @@ static uint64_t app_step(void *arg, uint64_t now)
 	pthread_mutex_lock(&W.slot_mu);
 	for (uint32_t i = 0; i < W.o.conc; i++) {
 		struct slot *s = &W.slot[i];
-		if (s->busy && eng_status(s->batch) != 0)
+		if (s->busy && mcc_host_eng_status(&W.eng, s->batch, NULL) != MCC_HOST_PENDING)
 			finish_task(s, i);
 		else if (s->busy && MCC_CC_COMPILED_IN) { /* the caller's query in flight */
 			struct mcc_task_detail_v1 d;
-			eng_detail(s->batch, &d);
+			mcc_host_eng_detail(&W.eng, s->batch, &d);
 			note_task_state(s, &d, "inflight");
 		}
 		if (!s->busy && !W.stopping &&
@@ -577,8 +516,8 @@ static void dom_add(int kind, uint32_t c, uint32_t d)
 static void dom_sample(struct dom *x, uint64_t t)
 {
 	struct mcc_domain_stats_v1 st;
-	int rc = x->kind == MCC_DOMAIN_DEVICE ? eng_stats(x->c, -1, 0, &st)
-	                                      : eng_stats(x->c, SEG, (int)x->d, &st);
+	int rc = x->kind == MCC_DOMAIN_DEVICE ? mcc_host_eng_dstats(&W.eng, x->c, -1, 0, &st)
+	                                      : mcc_host_eng_dstats(&W.eng, x->c, SEG, (int)x->d, &st);
 	if (rc) {
 		if (x->seen && !x->gone)
 			say("STATE t=%.3f dom=%s gone: the route domain now belongs to another local NIC",
@@ -844,7 +783,7 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 			continue;
 		unfinished++;
 		struct mcc_task_detail_v1 d;
-		eng_detail(s->batch, &d);
+		mcc_host_eng_detail(&W.eng, s->batch, &d);
 		note_task_state(s, &d, "inflight");
 	}
 	uint64_t submitted = W.bytes_submitted, verified = W.bytes_verified, tasks = W.tasks_ok;
@@ -893,12 +832,15 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 		say("FAIL: %u tasks still unfinished %.0f s after the stop", unfinished, W.o.drain_s);
 		W.fails++;
 		pthread_mutex_lock(&W.slot_mu);
-		for (uint32_t i = 0; i < W.o.conc; i++)
-			if (W.slot[i].busy)
-				say("INFO unfinished task #%" PRIu64 ": %" PRIu64 " of %" PRIu64
-				    " bytes transferred, submitted at t=%.3f",
-				    W.slot[i].seq, eng_transferred(W.slot[i].batch), W.o.task_bytes,
-				    secs(W.slot[i].t_submit));
+		for (uint32_t i = 0; i < W.o.conc; i++) {
+			uint64_t moved = 0;
+			if (!W.slot[i].busy)
+				continue;
+			mcc_host_eng_status(&W.eng, W.slot[i].batch, &moved);
+			say("INFO unfinished task #%" PRIu64 ": %" PRIu64 " of %" PRIu64
+			    " bytes transferred, submitted at t=%.3f",
+			    W.slot[i].seq, moved, W.o.task_bytes, secs(W.slot[i].t_submit));
+		}
 		pthread_mutex_unlock(&W.slot_mu);
 		host_stats_line();
 		atomic_store(&W.finished, 1);
@@ -1013,16 +955,9 @@ static void checks_common(void)
 	} else {
 		check(W.tasks_failed == 0, "nothing lost: %" PRIu64 " tasks failed", W.tasks_failed);
 	}
-	int64_t live = 0;
-	if (W.o.engine == ENG_TE) {
-		struct te_stats st;
-		te_get_stats(W.te, &st);
-		live = st.permits_live;
-	} else {
-		struct tent_stats st;
-		tent_get_stats(W.tent, &st);
-		live = st.permits_live;
-	}
+	struct mcc_host_eng_stats es;
+	mcc_host_eng_stats(&W.eng, &es);
+	int64_t live = es.permits_live;
 	check(live == 0, "every permit settled (permits_live=%" PRId64 ")", live);
 	if (!MCC_CC_COMPILED_IN || !strcmp(W.mode, "off"))
 		check(W.final_state[MCC_TASK_UNKNOWN] == W.tasks_ok + W.tasks_failed,
@@ -1224,7 +1159,7 @@ policy:
 	uint64_t rebinds = 0;
 	if (W.o.engine == ENG_TE) {
 		struct te_stats st;
-		te_get_stats(W.te, &st);
+		te_get_stats(W.eng.te, &st);
 		rebinds = st.rebinds;
 	}
 	if (quarantined || !rebinds)
@@ -1546,7 +1481,7 @@ static void default_module_dir(struct opts *o, char *buf, size_t len)
 static void cc_identify(const struct mcc_host_env *env)
 {
 	snprintf(W.mode, sizeof(W.mode), "%s",
-	         W.o.engine == ENG_TE ? te_cc_mode(W.te) : tent_cc_mode(W.tent));
+	         W.o.engine == ENG_TE ? te_cc_mode(W.eng.te) : tent_cc_mode(W.eng.tent));
 	snprintf(W.module, sizeof(W.module), "%s", MCC_CC_COMPILED_IN ? "?" : "compiled-out");
 #if MCC_CC_COMPILED_IN
 	/* the process's instance is shared: acquiring it again with the same
@@ -1661,14 +1596,14 @@ int main(int argc, char **argv)
 		c.ib_retry_cnt = (uint8_t)(o->ib_retry < 0 ? 7 : o->ib_retry);
 		c.rail_pause_s = o->rail_pause_s;
 		c.ctx_recovery_delay_ns = (uint64_t)o->recovery_ms * 1000000u;
-		W.te = te_engine_create(&c, &env);
-		if (!W.te || te_num_contexts(W.te) != W.ndev) {
+		W.eng.te = te_engine_create(&c, &env);
+		if (!W.eng.te || te_num_contexts(W.eng.te) != W.ndev) {
 			printf("FAIL: TE engine on %s: %u of %u contexts\nRESULT FAIL\n", o->devices,
-			       W.te ? te_num_contexts(W.te) : 0, W.ndev);
+			       W.eng.te ? te_num_contexts(W.eng.te) : 0, W.ndev);
 			return 1;
 		}
-		te_set_task_notify(W.te, on_task_done, NULL);
-		if (te_register_memory(W.te, W.lbuf, W.blen)) {
+		te_set_task_notify(W.eng.te, on_task_done, NULL);
+		if (te_register_memory(W.eng.te, W.lbuf, W.blen)) {
 			printf("FAIL: te_register_memory\nRESULT FAIL\n");
 			return 1;
 		}
@@ -1688,14 +1623,14 @@ int main(int argc, char **argv)
 			c.rail_error_threshold = o->rail_threshold;
 		c.cc_plugin_dir = o->module_dir;
 		c.cc_config = o->ini;
-		W.tent = tent_engine_create(&c, &env);
-		if (!W.tent || tent_num_devices(W.tent) != W.ndev) {
+		W.eng.tent = tent_engine_create(&c, &env);
+		if (!W.eng.tent || tent_num_devices(W.eng.tent) != W.ndev) {
 			printf("FAIL: TENT engine on %s: %u of %u devices\nRESULT FAIL\n", o->devices,
-			       W.tent ? tent_num_devices(W.tent) : 0, W.ndev);
+			       W.eng.tent ? tent_num_devices(W.eng.tent) : 0, W.ndev);
 			return 1;
 		}
-		tent_set_task_notify(W.tent, on_task_done, NULL);
-		if (tent_register_memory(W.tent, W.lbuf, W.blen)) {
+		tent_set_task_notify(W.eng.tent, on_task_done, NULL);
+		if (tent_register_memory(W.eng.tent, W.lbuf, W.blen)) {
 			printf("FAIL: tent_register_memory\nRESULT FAIL\n");
 			return 1;
 		}
@@ -1749,14 +1684,14 @@ int main(int argc, char **argv)
 	uint64_t avoids = 0, defers = 0, retried = 0, rails = 0;
 	if (o->engine == ENG_TE) {
 		struct te_stats st;
-		te_get_stats(W.te, &st);
+		te_get_stats(W.eng.te, &st);
 		avoids = st.avoids;
 		defers = st.defers;
 		retried = st.slices_retried;
 		rails = st.rail_pauses;
 	} else {
 		struct tent_stats st;
-		tent_get_stats(W.tent, &st);
+		tent_get_stats(W.eng.tent, &st);
 		avoids = st.avoids;
 		defers = st.defers;
 		retried = st.slices_retried;
@@ -1816,9 +1751,9 @@ int main(int argc, char **argv)
 
 	/* teardown: engine (its QPs, CQs, MRs, devices), then the target */
 	if (o->engine == ENG_TE)
-		te_engine_destroy(W.te);
+		te_engine_destroy(W.eng.te);
 	else
-		tent_engine_destroy(W.tent);
+		tent_engine_destroy(W.eng.tent);
 	for (uint32_t d = 0; d < W.ndev; d++) {
 		W.fab.ops->dereg_mr(&W.rmr[d]);
 		W.fab.ops->close_device(W.rdev[d]);

@@ -29,8 +29,7 @@
 #include <unistd.h>
 
 #include "../../host_stubs/fabric/model.h"
-#include "../../host_stubs/te/te.h"
-#include "../../host_stubs/tent/tent.h"
+#include "../../host_stubs/common/host_engine.h"
 #include "mcc_hooks.h"
 
 #define RNODE 1
@@ -55,8 +54,7 @@ struct e2e {
 	uint64_t seed, link_bps;
 	/* world: node 0 sends to node 1 (RNODE) */
 	struct mcc_host_pair p;
-	te_engine *te;
-	tent_engine *tn;
+	struct mcc_host_engine eng; /* eng.te or eng.tent */
 	char ini[64];
 	mcc_actor *app;
 	/* workload */
@@ -83,50 +81,14 @@ static void on_task_done(void *arg, uint64_t batch, uint64_t task)
 		}
 }
 
-static int eng_submit(struct e2e *w, uint64_t *batch, void *src, uint64_t off)
-{
-	if (!w->tent) {
-		*batch = te_allocate_batch(w->te, 1);
-		struct te_request rq = {TE_OPCODE_WRITE, src, (int32_t)RNODE, off, w->msg};
-		return te_submit(w->te, *batch, &rq, 1);
-	}
-	*batch = tent_allocate_batch(w->tn, 1);
-	tent_request_t rq;
-	memset(&rq, 0, sizeof(rq));
-	rq.opcode = TENT_OPCODE_WRITE;
-	rq.source = src;
-	rq.target_id = RNODE;
-	rq.target_offset = off;
-	rq.length = w->msg;
-	return tent_submit(w->tn, *batch, &rq, 1);
-}
-
-static void eng_free(struct e2e *w, uint64_t batch)
-{
-	if (!w->tent)
-		te_free_batch(w->te, batch);
-	else
-		tent_free_batch(w->tn, batch);
-}
-
-/* 1 completed, 2 failed, 0 otherwise; *cs = caller-visible congestion state */
+/* MCC_HOST_DONE / _FAILED / _PENDING; *cs = caller-visible congestion state */
 static int eng_finish(struct e2e *w, uint64_t batch, int *cs)
 {
-	int st;
 	*cs = MCC_TASK_UNKNOWN;
-	if (!w->tent) {
-		struct te_transfer_status ts = {0, 0};
-		te_get_transfer_status(w->te, batch, 0, &ts);
-		te_get_task_congestion_state(w->te, batch, 0, cs);
-		st = ts.status == TE_STATUS_COMPLETED ? 1 : ts.status == TE_STATUS_FAILED ? 2 : 0;
-	} else {
-		tent_status_t ts = {0, 0};
-		tent_task_status(w->tn, batch, 0, &ts);
-		tent_get_task_congestion_state(w->tn, batch, 0, cs);
-		st = ts.status == TENT_STATUS_COMPLETED ? 1 : ts.status == TENT_STATUS_FAILED ? 2 : 0;
-	}
-	eng_free(w, batch); /* freeBatchID at once (tests/hosts/test_hosts_threaded) */
-	return st;
+	int st = mcc_host_eng_status(&w->eng, batch, NULL);
+	mcc_host_eng_cstate(&w->eng, batch, cs);
+	mcc_host_eng_free(&w->eng, batch); /* freeBatchID at once (tests/hosts/test_hosts_threaded) */
+	return st < 0 ? MCC_HOST_PENDING : st;
 }
 
 static void lat_add(struct e2e *w, uint64_t v)
@@ -154,7 +116,7 @@ static uint64_t app_step(void *arg, uint64_t now)
 		int st = eng_finish(w, sl->batch, &cs);
 		if (cs >= 0 && cs < 4)
 			w->states[cs]++;
-		if (st == 1) {
+		if (st == MCC_HOST_DONE) {
 			if (mcc_host_checksum(w->p.dst + (uint64_t)i * w->msg, w->msg) != sl->expect)
 				w->corrupt += w->msg;
 			else
@@ -182,7 +144,8 @@ static uint64_t app_step(void *arg, uint64_t now)
 		sl->t_submit = now;
 		sl->busy = 1;
 		atomic_store(&sl->done, 0);
-		if (eng_submit(w, &sl->batch, src, (uint64_t)i * w->msg) != 0) {
+		const struct mcc_host_xfer x = {TE_OPCODE_WRITE, src, RNODE, (uint64_t)i * w->msg, w->msg, 0};
+		if (mcc_host_eng_submit(&w->eng, &x, &sl->batch) != 0) {
 			sl->busy = 0;
 			w->submit_fail++;
 			continue;
@@ -328,28 +291,28 @@ int main(int argc, char **argv)
 		struct te_config c;
 		te_config_defaults(&c);
 		c.node = 0;
-		w.te = te_engine_create(&c, &w.p.env);
-		if (!w.te)
+		w.eng.te = te_engine_create(&c, &w.p.env);
+		if (!w.eng.te)
 			goto out;
-		te_set_task_notify(w.te, on_task_done, &w);
+		te_set_task_notify(w.eng.te, on_task_done, &w);
 	} else {
 		struct tent_config c;
 		tent_config_defaults(&c);
 		c.node = 0;
-		w.tn = tent_engine_create(&c, &w.p.env);
-		if (!w.tn)
+		w.eng.tent = tent_engine_create(&c, &w.p.env);
+		if (!w.eng.tent)
 			goto out;
-		tent_set_task_notify(w.tn, on_task_done, &w);
+		tent_set_task_notify(w.eng.tent, on_task_done, &w);
 	}
 	uint64_t x = w.seed * 31 + 1; /* pseudo-random payload */
 	for (size_t k = 0; k + 8 <= w.p.len; k += 8) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 		memcpy(w.p.src + k, &x, 8);
 	}
-	if (w.te)
-		te_register_memory(w.te, w.p.src, w.p.len);
+	if (w.eng.te)
+		te_register_memory(w.eng.te, w.p.src, w.p.len);
 	else
-		tent_register_memory(w.tn, w.p.src, w.p.len);
+		tent_register_memory(w.eng.tent, w.p.src, w.p.len);
 	w.end_ns = (uint64_t)(w.duration_s * 1e9);
 	w.app = mcc_exec_add(w.p.ex, "app", app_step, &w, 1000);
 
@@ -371,32 +334,28 @@ int main(int argc, char **argv)
 	uint64_t defers, avoids, admits, vcpu;
 	int64_t leaked;
 	const char *cc;
-	if (w.te) {
+	if (w.eng.te) {
 		struct te_stats s;
-		te_get_stats(w.te, &s);
+		te_get_stats(w.eng.te, &s);
 		defers = s.defers, avoids = s.avoids, admits = s.admits, vcpu = s.cpu_virtual_ns;
 		leaked = s.permits_live;
-		cc = te_cc_mode(w.te);
+		cc = te_cc_mode(w.eng.te);
 	} else {
 		struct tent_stats s;
-		tent_get_stats(w.tn, &s);
+		tent_get_stats(w.eng.tent, &s);
 		defers = s.defers, avoids = s.avoids, admits = s.admits, vcpu = s.cpu_virtual_ns;
 		leaked = s.permits_live;
-		cc = tent_cc_mode(w.tn);
+		cc = tent_cc_mode(w.eng.tent);
 	}
 	/* controller state in force: each device domain and its route to the
 	 * receiver's NIC of the same index (absent when compiled out / off) */
 	char states[128] = "";
 	uint64_t win_min = UINT64_MAX, quar = 0, cuts = 0, inflight = 0;
-	uint32_t nctx = w.te ? te_num_contexts(w.te) : tent_num_devices(w.tn);
+	uint32_t nctx = mcc_host_eng_nctx(&w.eng);
 	for (uint32_t c = 0; c < nctx; c++)
 		for (int r = -1; r < (int)w.devs; r++) {
 			struct mcc_domain_stats_v1 st;
-			memset(&st, 0, sizeof(st));
-			st.struct_size = sizeof(st);
-			int e = w.te ? te_domain_stats(w.te, c, r < 0 ? -1 : (int)RNODE, r < 0 ? 0 : r, &st)
-			             : tent_domain_stats(w.tn, c, r < 0 ? -1 : (int)RNODE, r < 0 ? 0 : r,
-			                                 &st);
+			int e = mcc_host_eng_dstats(&w.eng, c, r < 0 ? -1 : (int)RNODE, r < 0 ? 0 : r, &st);
 			if (e != 0)
 				continue;
 			inflight += st.inflight_bytes; /* includes credit cached by open lanes */
@@ -420,7 +379,7 @@ int main(int argc, char **argv)
 	       " admits=%" PRIu64 " leaked=%" PRId64 " inflight_end=%" PRIu64 " quarantines=%" PRIu64 " window_cuts=%" PRIu64
 	       " route_window_min=%" PRIu64 " s_normal=%" PRIu64 " s_congested=%" PRIu64
 	       " s_unavail=%" PRIu64 " s_unknown=%" PRIu64 " wc_errors=%" PRIu64 " states=%s\n",
-	       MCC_CC_COMPILED_IN ? w.mode : "compile-out", cc, w.te ? "te" : "tent",
+	       MCC_CC_COMPILED_IN ? w.mode : "compile-out", cc, w.eng.te ? "te" : "tent",
 	       w.exec_kind == MCC_EXEC_SIM ? "sim" : "threaded", w.msg, w.conc, w.devs, w.duration_s,
 	       (double)t_end / 1e9, (double)t_fin / 1e9, run_wall, run_cpu, cpu0 - cpu_start, (double)vcpu / 1e6,
 	       w.bytes_ok, w.tasks_ok, w.tasks_failed, w.submit_fail, w.corrupt,
@@ -432,10 +391,10 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	rc = (w.corrupt || w.outstanding || leaked) ? 3 : 0;
 out:
-	if (w.te)
-		te_engine_destroy(w.te);
-	if (w.tn)
-		tent_engine_destroy(w.tn);
+	if (w.eng.te)
+		te_engine_destroy(w.eng.te);
+	if (w.eng.tent)
+		tent_engine_destroy(w.eng.tent);
 	mcc_host_pair_fini(&w.p);
 	if (w.ini[0])
 		unlink(w.ini);
