@@ -1626,6 +1626,13 @@ uint64_t te_allocate_batch(te_engine *e, size_t n)
 	b->magic = TE_BATCH_MAGIC;
 	b->e = e;
 	b->cap = n;
+	/* batch ids are pointers, recycled: the SDK keeps a missed free's
+	 * evidence off the next batch at the same address */
+	MCC_HOOK(if (e->cc_on && mcc_engine_batch_begin(e->eng, (uint64_t)(uintptr_t)b) == -ENOMEM) {
+		free(b->tasks);
+		free(b);
+		return TE_INVALID_BATCH;
+	})
 	return (uint64_t)(uintptr_t)b;
 }
 
@@ -1704,7 +1711,7 @@ int te_free_batch(te_engine *e, uint64_t batch_id)
 	for (size_t i = 0; i < b->n; i++)
 		if (!atomic_load(&b->tasks[i].finished))
 			return -EBUSY;
-	MCC_HOOK(if (e->cc_on) e->ops->batch_free(e->cc, batch_id);) /* freeBatchID */
+	MCC_HOOK(if (e->cc_on) mcc_engine_batch_free(e->eng, batch_id);) /* freeBatchID */
 	MCC_NOCC((void)e;)
 	for (size_t i = 0; i < b->n; i++)
 		free(b->tasks[i].slices);

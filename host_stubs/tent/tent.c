@@ -1371,7 +1371,6 @@ static struct tent_batch *batch_of(uint64_t id)
 
 uint64_t tent_allocate_batch(tent_engine *e, size_t n)
 {
-	(void)e;
 	struct tent_batch *b = calloc(1, sizeof(*b));
 	if (!b || !(b->tasks = calloc(n ? n : 1, sizeof(*b->tasks)))) {
 		free(b);
@@ -1379,6 +1378,13 @@ uint64_t tent_allocate_batch(tent_engine *e, size_t n)
 	}
 	b->magic = TENT_BATCH_MAGIC;
 	b->cap = n;
+	/* batch ids are pointers, recycled: see te_allocate_batch */
+	MCC_HOOK(if (e->cc_on && mcc_engine_batch_begin(e->eng, (uint64_t)(uintptr_t)b) == -ENOMEM) {
+		free(b->tasks);
+		free(b);
+		return 0;
+	})
+	MCC_NOCC((void)e;)
 	return (uint64_t)(uintptr_t)b;
 }
 
@@ -1454,7 +1460,7 @@ int tent_free_batch(tent_engine *e, uint64_t batch_id)
 	for (size_t i = 0; i < b->n; i++)
 		if (atomic_load(&b->tasks[i].resolved) != b->tasks[i].nslices)
 			return -EBUSY;
-	MCC_HOOK(if (e->cc_on) e->ops->batch_free(e->cc, batch_id);) /* tent_free_batch */
+	MCC_HOOK(if (e->cc_on) mcc_engine_batch_free(e->eng, batch_id);) /* tent_free_batch */
 	MCC_NOCC((void)e;)
 	for (size_t i = 0; i < b->n; i++)
 		free(b->tasks[i].slices);
