@@ -922,7 +922,7 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 			 * re-dispatches after AVOID), so evidence of an earlier one
 			 * is resolved by a later success, never by a sibling's. */
 			struct mcc_task_ref_v1 tr = {(uint64_t)(uintptr_t)s->task->batch, s->task->task_id,
-			                          s->retry_cnt + s->avoid_hops, 0};
+			                             s->retry_cnt + s->avoid_hops, 0};
 			int d = e->ops->try_acquire(w->lane, rt->cc, s->len, ep->gen, &tr, &s->permit);
 			if (d == MCC_DEFER) { /* leave it in its transport queue */
 				CNT_ADD(e, defers, 1);
@@ -1480,7 +1480,7 @@ te_engine *te_engine_create(const struct te_config *cfg, const struct mcc_host_e
 #if MCC_CC_COMPILED_IN
 		/* RdmaContext construct: the device domain */
 		struct mcc_device_desc_v1 dd = {sizeof(dd), (uint32_t)ctx->idx, ctx->attr.name,
-		                             ctx->attr.num_ports, 0, ctx->attr.link_rate_bps};
+		                                ctx->attr.num_ports, 0, ctx->attr.link_rate_bps};
 		if (!e->cc_on || e->ops->device_open(e->cc, &dd, &ctx->ccdev) != 0)
 			ctx->ccdev = NULL;
 		cc_lane(e, MCC_LANE_MONITOR, &ctx->mon_lane, &ctx->mon_lane_ref);

@@ -475,8 +475,8 @@ static struct tent_route *route_get(tent_engine *e, struct tent_dev *d, uint32_t
 		snprintf(rt->path, sizeof(rt->path), "node%u:12345@mlx5_%d", seg, rdev);
 #if MCC_CC_COMPILED_IN
 		struct mcc_route_desc_v1 rd = {sizeof(rd), 1, e->fo->cq_id(d->cq[0]), 0,
-		                            ((uint64_t)d->idx << 32) | ((uint64_t)seg << 8) | (uint64_t)rdev,
-		                            rt->path, seg};
+		                               ((uint64_t)d->idx << 32) | ((uint64_t)seg << 8) | (uint64_t)rdev,
+		                               rt->path, seg};
 		if (!e->cc_on || !d->ccdev || e->ops->route_open(e->cc, d->ccdev, &rd, &rt->cc) != 0)
 			rt->cc = NULL;
 #else
@@ -749,7 +749,7 @@ static int submit_slice(struct tent_lane *l, struct tent_slice *s, struct tent_r
 		r->permit = pi;
 		/* attempt counts every dispatch (retries and AVOID moves) */
 		struct mcc_task_ref_v1 tr = {(uint64_t)(uintptr_t)s->task->batch, s->task->id,
-		                          s->retry_count + s->avoid_hops, 0};
+		                             s->retry_count + s->avoid_hops, 0};
 		uint64_t now = now_of(e);
 		if (atomic_load(&rt->avoid_until) > now) { /* backing off: not offered */
 			rc = avoid_move(l, s, d, rt, ep->gen, 0);
@@ -1264,7 +1264,7 @@ tent_engine *tent_engine_create(const struct tent_config *cfg, const struct mcc_
 		e->fo->set_async_notify(d->dev, async_notify, d);
 #if MCC_CC_COMPILED_IN
 		struct mcc_device_desc_v1 dd = {sizeof(dd), (uint32_t)d->idx, d->attr.name, d->attr.num_ports,
-		                             0, d->attr.link_rate_bps};
+		                                0, d->attr.link_rate_bps};
 		if (!e->cc_on || e->ops->device_open(e->cc, &dd, &d->ccdev) != 0)
 			d->ccdev = NULL;
 #endif

@@ -155,8 +155,8 @@ void mcc_bench_rnr(struct mcc_bench_lane *l)
 {
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	struct mcc_completion_v1 wc = { .struct_size = sizeof(wc),
-		                     .wc_status = IBV_WC_RNR_RETRY_EXC_ERR,
-		                     .generation = l->generation };
+		                        .wc_status = IBV_WC_RNR_RETRY_EXC_ERR,
+		                        .generation = l->generation };
 	if (l->ops->try_acquire(l->lane, l->route, MCC_BENCH_SLICE, l->generation, NULL, &p) ==
 	    MCC_ADMIT)
 		l->ops->on_completion(l->lane, &p, &wc);
@@ -197,8 +197,8 @@ static void mcc_bench_complete(struct mcc_bench_lane *l, struct mcc_permit_v1 *p
 {
 	for (unsigned i = 0; i < n; i++) {
 		struct mcc_completion_v1 wc = { .struct_size = sizeof(wc),
-			                     .wc_status = IBV_WC_SUCCESS,
-			                     .generation = l->generation };
+			                        .wc_status = IBV_WC_SUCCESS,
+			                        .generation = l->generation };
 		l->ops->on_completion(l->lane, &p[i], &wc);
 	}
 }

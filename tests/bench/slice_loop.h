@@ -23,8 +23,8 @@ mcc_bench_slice_loop(struct mcc_bench_lane *l, uint64_t n, const int ctx, const 
 	         mcc_route *route = l->route; struct mcc_permit_v1 *permit = &l->permit;
 	         struct mcc_task_ref_v1 task = {1, 0, 0, 0};
 	         struct mcc_completion_v1 wc = {sizeof(struct mcc_completion_v1), 0 /* IBV_WC_SUCCESS */,
-	                                     0, l->generation, MCC_BENCH_SLICE, 0, 0, 1,
-	                                     0 /* IBV_WC_SEND */};)
+	                                        0, l->generation, MCC_BENCH_SLICE, 0, 0, 1,
+	                                        0 /* IBV_WC_SEND */};)
 	(void)settle;
 	for (uint64_t i = 0; i < n; i++) {
 		MCC_HOOK(int admitted = 0; if (l->cc_on) {

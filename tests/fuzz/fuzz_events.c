@@ -1048,7 +1048,7 @@ static uint64_t fz_run(const uint8_t *data, size_t size, uint32_t vendor_xor)
 	S.nlanes = 1 + mcc_fuzz_u8(&in) % FZ_LANES;
 	for (unsigned l = 0; l < S.nlanes; l++) {
 		struct mcc_lane_desc_v1 ld = { sizeof(ld), l, l == 0 ? MCC_LANE_POST_POLL : MCC_LANE_POST,
-		                            0 };
+		                               0 };
 		if (S.P->lane_open) {
 			rc = S.P->lane_open(S.ctx, &ld, &S.lanes[l]);
 			MCC_FUZZ_CHECK(rc == 0, "lane_open = %d", rc);

@@ -213,7 +213,7 @@ static void run_init(struct run *u, const struct mcc_policy_v1 *ops, bool genera
 	}
 	for (int k = 0; k < nroute; k++) {
 		struct mcc_route_desc_v1 r = { sizeof(r), 1 + (uint32_t)(k / ndev), (uint32_t)k, 1,
-			                    100 + (uint64_t)k, "10.0.0.9:1@mlx5_1", 7 };
+			                       100 + (uint64_t)k, "10.0.0.9:1@mlx5_1", 7 };
 		CU_ASSERT_EQUAL_FATAL(ops->route_open(u->ctx, u->dev[k % ndev], &r, &u->route[k]), 0);
 	}
 	for (int i = 0; i < nlane; i++)
@@ -433,8 +433,8 @@ static int apply(struct run *u, const struct op *o, struct mcc_task_detail_v1 *d
 		if (o->kind == OP_WC || o->flags) {
 			struct mcc_permit_v1 *p = &u->p[o->slot];
 			struct mcc_completion_v1 wc = { sizeof(wc), o->kind == OP_WC ? o->code : IBV_WC_SUCCESS,
-				                     7, o->gen, o->bytes, o->lat ? now - o->lat : 0,
-				                     o->lat ? now : 0, 0, 0 };
+				                        7, o->gen, o->bytes, o->lat ? now - o->lat : 0,
+				                        o->lat ? now : 0, 0, 0 };
 			run_complete(u, l, p, &wc);
 			return 0;
 		}
@@ -452,14 +452,14 @@ static int apply(struct run *u, const struct op *o, struct mcc_task_detail_v1 *d
 		return 0;
 	case OP_SIGNAL: {
 		struct mcc_signal_v1 s = { sizeof(s), o->reason, dv, r, o->task, o->gen, -5, o->code, 0,
-			                o->v0, o->v1, now };
+			                   o->v0, o->v1, now };
 		u->ops->on_signal(u->ctx, &s);
 		return 0;
 	}
 	case OP_ASYNC: {
 		struct mcc_async_event_v1 e = { sizeof(e), o->code, dv, r,
-			                     1 + (uint32_t)(o->route / NDEV), (uint32_t)o->route, 0,
-			                     o->gen, now };
+			                        1 + (uint32_t)(o->route / NDEV), (uint32_t)o->route, 0,
+			                        o->gen, now };
 		u->ops->on_async_event(u->ctx, &e);
 		return 0;
 	}
@@ -878,7 +878,7 @@ static void tt_settle(struct tt_thread *t, mcc_lane *l, struct mcc_permit_v1 *p,
 	t->live -= n;
 	if (complete) {
 		struct mcc_completion_v1 wc = { sizeof(wc), status, 0, p->generation, n,
-			                     lat ? now - lat : 0, lat ? now : 0, 0, 0 };
+			                        lat ? now - lat : 0, lat ? now : 0, 0, 0 };
 		run_complete(t->u, l, p, &wc);
 	} else {
 		t->bad += run_release(t->u, l, p, n, MCC_REL_NOT_POSTED) != 0;

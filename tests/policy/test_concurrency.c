@@ -109,7 +109,7 @@ static void ct_open(struct ct *c, const struct mcc_policy_v1 *ops, bool growth, 
 	for (int i = 0; i < NROUTE; i++) {
 		c->dev_of[i] = i % NDEV;
 		struct mcc_route_desc_v1 r = { sizeof(r), 1 + (uint32_t)(i / NDEV), (uint32_t)i, 1,
-			                    (uint64_t)i, "peer", 7 };
+			                       (uint64_t)i, "peer", 7 };
 		CU_ASSERT_EQUAL_FATAL(ops->route_open(c->ctx, c->dev[c->dev_of[i]], &r, &c->route[i]),
 		                      0);
 		atomic_init(&c->gen[i], 1);
@@ -266,7 +266,7 @@ static void op_complete(struct worker *w, uint64_t *s)
 		return;
 	uint64_t n = rng(s) % 4 ? sl->p.bytes : (sl->p.bytes + 1) / 2;
 	struct mcc_completion_v1 wc = { sizeof(wc), st[rng(s) % (sizeof(st) / sizeof(st[0]))],
-		                     (uint32_t)(rng(s) % 3), sl->p.generation, n, 0, 0, 0, 0 };
+		                        (uint32_t)(rng(s) % 3), sl->p.generation, n, 0, 0, 0, 0 };
 	unshadow(w, sl, n);
 	w->c->ops->on_completion(w->lane, &sl->p, &wc);
 	settle_done(sl);
@@ -294,7 +294,7 @@ static void op_double(struct worker *w, uint64_t *s)
 		if (sl->dead) {
 			if (rng(s) % 2) {
 				struct mcc_completion_v1 wc = { sizeof(wc), IBV_WC_SUCCESS, 0,
-					                     sl->p.generation, 4096, 0, 0, 0, 0 };
+					                        sl->p.generation, 4096, 0, 0, 0, 0 };
 				w->c->ops->on_completion(w->lane, &sl->p, &wc);
 			} else {
 				CU_ASSERT_EQUAL(w->c->ops->release(w->lane, &sl->p, 4096, 0), -EALREADY);
@@ -324,14 +324,14 @@ static void op_event(struct worker *w, uint64_t *s)
 		if ((type == IBV_EVENT_PORT_ERR || type == IBV_EVENT_CQ_ERR) && rng(s) % 4)
 			type = IBV_EVENT_PORT_ACTIVE; /* keep fatal scopes rare */
 		struct mcc_async_event_v1 e = { sizeof(e), type, c->dev[c->dev_of[k]], c->route[k],
-			                     1 + (uint32_t)(k / NDEV), (uint32_t)k, 0, g, 0 };
+			                        1 + (uint32_t)(k / NDEV), (uint32_t)k, 0, g, 0 };
 		c->ops->on_async_event(c->ctx, &e);
 		break;
 	}
 	case 1: { /* a new endpoint generation */
 		uint32_t ng = atomic_fetch_add(&c->gen[k], 1) + 1;
 		struct mcc_signal_v1 sg = { sizeof(sg), MCC_SIG_ENDPOINT_REBUILT, NULL, c->route[k],
-			                 { 0, 0, 0, 0 }, ng, 0, 0, 0, 0, 0, 0 };
+			                    { 0, 0, 0, 0 }, ng, 0, 0, 0, 0, 0, 0 };
 		c->ops->on_signal(c->ctx, &sg);
 		break;
 	}
@@ -341,9 +341,9 @@ static void op_event(struct worker *w, uint64_t *s)
 			                          MCC_SIG_CANCELLED, MCC_SIG_CM_EVENT,
 			                          MCC_SIG_DEVICE_TELEMETRY, MCC_SIG_SEGMENT_RPC_FAILED };
 		struct mcc_signal_v1 sg = { sizeof(sg), kinds[rng(s) % 8], c->dev[c->dev_of[k]],
-			                 c->route[k], { w->id + 1, rng(s) % 16, 0, 0 }, g, 0,
-			                 MCC_RDMA_CM_EVENT_DISCONNECTED, rng(s) % (8 * MiB),
-			                 rng(s) % (8 * MiB), 0, 0 };
+			                    c->route[k], { w->id + 1, rng(s) % 16, 0, 0 }, g, 0,
+			                    MCC_RDMA_CM_EVENT_DISCONNECTED, rng(s) % (8 * MiB),
+			                    rng(s) % (8 * MiB), 0, 0 };
 		c->ops->on_signal(c->ctx, &sg);
 		break;
 	}
@@ -411,7 +411,7 @@ static void *run(void *arg)
 		if (sl->used && !sl->dead) {
 			unshadow(w, sl, sl->p.bytes);
 			struct mcc_completion_v1 wc = { sizeof(wc), IBV_WC_SUCCESS, 0, sl->p.generation,
-				                     sl->p.bytes, 0, 0, 0, 0 };
+				                        sl->p.bytes, 0, 0, 0, 0 };
 			c->ops->on_completion(w->lane, &sl->p, &wc);
 			CU_ASSERT(!(sl->p.flags & MCC_PERMIT_F_LIVE));
 		}

@@ -124,7 +124,7 @@ static void test_query_detail_fills_observed_fields_only(void)
 	struct mcc_permit_v1 q = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 3, 5, 0, &q), MCC_ADMIT);
 	struct mcc_completion_v1 wc = { sizeof(wc), IBV_WC_RNR_RETRY_EXC_ERR, 17, 1, 4096,
-		                     f.h->now + 10, f.h->now + 20, 0, 0 };
+		                        f.h->now + 10, f.h->now + 20, 0, 0 };
 	f.h->ops->on_completion(f.h->lane, &q, &wc);
 	CU_ASSERT_EQUAL(th_query(f.h, 3, 5, 0, &d), MCC_TASK_CONGESTED);
 	CU_ASSERT(d.observed & MCC_OBS_WC);

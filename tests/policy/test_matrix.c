@@ -483,7 +483,7 @@ static void test_nonwc_sync_post_rejection_releases_without_fabricated_wc(void)
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 8192, 1, 14, 1, 0, &p), MCC_ADMIT);
 	CU_ASSERT_EQUAL(th_rel(f.h, &p, 8192, MCC_REL_POST_REJECTED), 0);
 	struct mcc_signal_v1 s = { sizeof(s), MCC_SIG_POST_REJECTED, f.d, f.r, { 14, 1, 0, 0 }, 1,
-		                ENOMEM, 0, 0, 0, 0, 0 };
+		                   ENOMEM, 0, 0, 0, 0, 0 };
 	f.h->ops->on_signal(f.h->ctx, &s);
 	th_tick(f.h);
 	struct mcc_domain_stats_v1 st = th_rs(f.h, f.r);

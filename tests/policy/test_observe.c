@@ -249,7 +249,7 @@ static void *produce(void *arg)
 		if (pr->h->ops->try_acquire(lane, pr->r, 4096, 1, &t, &p) != MCC_ADMIT)
 			continue;
 		struct mcc_completion_v1 wc = { sizeof(wc), i % 3 ? IBV_WC_LOC_PROT_ERR : IBV_WC_SUCCESS,
-			                     0, 1, 4096, 0, 0, 0, 0 };
+			                        0, 1, 4096, 0, 0, 0, 0 };
 		pr->h->ops->on_completion(lane, &p, &wc);
 	}
 	pr->h->ops->lane_close(pr->h->ctx, lane);

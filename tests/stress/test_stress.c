@@ -372,13 +372,13 @@ static void *st_poster(void *argp)
 			st_release(c, lane, it, bytes, MCC_REL_POST_REJECTED);
 			if (c->ops->on_signal) {
 				struct mcc_signal_v1 sig = { .struct_size = sizeof(sig),
-					                  .kind = MCC_SIG_POST_REJECTED,
-					                  .device = it->p.device,
-					                  .route = rt->h,
-					                  .task = task,
-					                  .generation = gen,
-					                  .error = -ENOMEM,
-					                  .now_ns = 0 };
+					                     .kind = MCC_SIG_POST_REJECTED,
+					                     .device = it->p.device,
+					                     .route = rt->h,
+					                     .task = task,
+					                     .generation = gen,
+					                     .error = -ENOMEM,
+					                     .now_ns = 0 };
 				c->ops->on_signal(c->ctx, &sig);
 			}
 			free(it);
@@ -609,7 +609,7 @@ static void *st_caller(void *argp)
 	for (uint64_t i = 0; i < queries; i++) {
 		uint64_t x = st_rand(&rng);
 		struct mcc_task_ref_v1 t = { 1 + (x % ST_POSTERS) * 1000 + (x >> 8) % 32,
-			                  (x >> 16) % 64, 0, 0 };
+			                     (x >> 16) % 64, 0, 0 };
 		struct mcc_task_detail_v1 dt;
 		int rc;
 
@@ -729,10 +729,10 @@ static void st_run(const char *mode_name, enum mcc_mode want_mode)
 
 	for (int l = 0; l < ST_POSTERS + 2; l++) {
 		struct mcc_lane_desc_v1 ld = { sizeof(ld), (uint32_t)l,
-			                    l < ST_POSTERS ? MCC_LANE_POST
-			                                   : l == ST_POSTERS ? MCC_LANE_POLL
-			                                                     : MCC_LANE_MONITOR,
-			                    0 };
+			                       l < ST_POSTERS ? MCC_LANE_POST
+			                                      : l == ST_POSTERS ? MCC_LANE_POLL
+			                                                        : MCC_LANE_MONITOR,
+			                       0 };
 		mcc_lane **dst = l < ST_POSTERS ? &c->post_lanes[l]
 		                 : l == ST_POSTERS ? &c->poll_lane
 		                                   : &c->mon_lane;
@@ -748,7 +748,7 @@ static void st_run(const char *mode_name, enum mcc_mode want_mode)
 		char peer[48];
 		int d = r % ST_DEVS;
 		struct mcc_route_desc_v1 rd = { sizeof(rd), 1, (uint32_t)d, 1, (uint64_t)r + 100, peer,
-			                     (uint64_t)r / 2 };
+			                        (uint64_t)r / 2 };
 		snprintf(peer, sizeof(peer), "10.0.0.%d:15000@mlx5_%d", r / 2, r % 2);
 		atomic_store(&c->routes[r].dev, d);
 		atomic_store(&c->routes[r].gen, 1);
