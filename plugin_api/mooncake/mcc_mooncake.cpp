@@ -318,10 +318,27 @@ Route *Pool::route(Lane *l, const char *key, std::size_t klen, std::uint64_t inc
 	}
 }
 
+/* The first slot probed for a key: murmur3's 64-bit finaliser, then the
+ * top bits. Slice pointers come in arithmetic progressions; with a single
+ * golden-ratio multiply a 48-byte stride advances 0.666 of the table per
+ * slice, so slices i and i + 3 land 1.6 slots apart, and in test_mooncake's
+ * two-thread case 32 probes found no free slot at 47 % load (1 run in 5;
+ * none in 40 with the full mix). */
+std::size_t Pool::home(std::uintptr_t key) const noexcept
+{
+	std::uint64_t k = key;
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	k ^= k >> 33;
+	return shift_ < 64 ? (std::size_t)(k >> shift_) : 0; /* a one-slot table */
+}
+
 Pool::Slot *Pool::claim(const void *slice) noexcept
 {
 	std::uintptr_t k = (std::uintptr_t)slice;
-	std::size_t h = (std::size_t)(((std::uint64_t)k * 0x9e3779b97f4a7c15ull) >> shift_);
+	std::size_t h = home(k);
 	for (std::size_t i = 0; i < 32; i++) {
 		Slot *s = &slots_[(h + i) & mask_];
 		std::uintptr_t z = 0;
@@ -335,7 +352,7 @@ Pool::Slot *Pool::claim(const void *slice) noexcept
 Pool::Slot *Pool::find(const void *slice) const noexcept
 {
 	std::uintptr_t k = (std::uintptr_t)slice;
-	std::size_t h = (std::size_t)(((std::uint64_t)k * 0x9e3779b97f4a7c15ull) >> shift_);
+	std::size_t h = home(k);
 	for (std::size_t i = 0; i < 32; i++) {
 		Slot *s = &slots_[(h + i) & mask_];
 		if (s->key.load(std::memory_order_acquire) == k)

@@ -283,6 +283,7 @@ public:
 
 private:
 	struct Slot;
+	std::size_t home(std::uintptr_t key) const noexcept;
 	Slot *claim(const void *slice) noexcept;
 	Slot *find(const void *slice) const noexcept;
 	std::string full_key(const char *key, std::size_t klen) const;

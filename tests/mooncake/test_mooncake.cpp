@@ -388,15 +388,25 @@ static void test_threads(const char *moddir)
 		std::mutex mu; // TE's per-QP depth / CQ handoff, reduced to a list
 		std::vector<FakeSlice *> posted;
 		std::atomic<std::size_t> done{0};
+		// TE never has more WRs outstanding than its QPs take: the bound
+		// the side table is sized from (PoolDesc.max_outstanding)
+		const std::size_t depth = Rail::desc("mlx5_0", 0).max_outstanding;
+		std::atomic<std::size_t> outstanding{0};
 		std::thread poster([&] {
 			mm::Lane *l = a.pool.lane(1);
 			a.pool.bind_thread(1);
 			mm::Route *r = a.pool.route(a.pool.this_lane(), a.peer, a.ep.get(), a.ep->qp_list);
 			while (!a.queue.empty()) {
-				std::size_t n = std::min<std::size_t>(16, a.queue.size());
+				std::size_t room = depth - outstanding.load();
+				if (!room) { // the QPs are full: wait for the poller
+					std::this_thread::yield();
+					continue;
+				}
+				std::size_t n = std::min<std::size_t>({16, a.queue.size(), room});
 				std::size_t k = a.pool.admit_prefix(l, r, a.queue.begin(), n, [](FakeSlice *s) {
 					return mm::SliceInfo{s, s->length, s->task->batch_id, s->task, 0};
 				});
+				outstanding.fetch_add(k);
 				{
 					std::lock_guard<std::mutex> g(mu);
 					for (std::size_t i = 0; i < k; i++) {
@@ -425,6 +435,7 @@ static void test_threads(const char *moddir)
 					a.pool.complete_wc(l, wc, s->ts);
 				}
 				a.pool.end_poll_pass(l, (std::uint32_t)got.size());
+				outstanding.fetch_sub(got.size());
 				done.fetch_add(got.size());
 				if (got.empty())
 					std::this_thread::yield();
