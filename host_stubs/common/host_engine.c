@@ -101,7 +101,8 @@ void mcc_host_eng_stall(const struct mcc_host_engine *h, uint32_t ctx, uint64_t 
 #define HOST_ENG_STATS(t)                                                                  \
 	((struct mcc_host_eng_stats){(t).defers, (t).avoids, (t).admits, (t).rail_pauses,       \
 	                             (t).wc_errors, (t).flushes, (t).cpu_virtual_ns,            \
-	                             (t).permits_live, (t).slices_posted, (t).handoffs})
+	                             (t).permits_live, (t).slices_posted, (t).handoffs,         \
+	                             (t).slices_retried})
 
 void mcc_host_eng_stats(const struct mcc_host_engine *h, struct mcc_host_eng_stats *o)
 {
@@ -114,4 +115,9 @@ void mcc_host_eng_stats(const struct mcc_host_engine *h, struct mcc_host_eng_sta
 		tent_get_stats(h->tent, &t);
 		*o = HOST_ENG_STATS(t);
 	}
+}
+
+const char *mcc_host_eng_cc_mode(const struct mcc_host_engine *h)
+{
+	return h->te ? te_cc_mode(h->te) : tent_cc_mode(h->tent);
 }

@@ -65,9 +65,12 @@ void mcc_host_eng_stall(const struct mcc_host_engine *h, uint32_t ctx, uint64_t 
 struct mcc_host_eng_stats {
 	uint64_t defers, avoids, admits, rail_pauses, wc_errors, flushes, vcpu;
 	int64_t permits_live;
-	uint64_t posted, handoffs;
+	uint64_t posted, handoffs, retried;
 };
 void mcc_host_eng_stats(const struct mcc_host_engine *h, struct mcc_host_eng_stats *o);
+
+/* The controller mode in force ("off", "observe", "enforce", "compiled-out"). */
+const char *mcc_host_eng_cc_mode(const struct mcc_host_engine *h);
 
 #ifdef __cplusplus
 }

@@ -31,7 +31,6 @@ struct flow;
 
 /* One sender machine: an engine instance (TE or TENT). */
 struct sender {
-	int kind;
 	struct mcc_host_engine eng; /* eng.te or eng.tent */
 	uint32_t node;
 	void *buf;
@@ -713,7 +712,6 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 	mcc_fab_model_set_sched(sc->model, fab_sched, sc);
 	for (uint32_t i = 0; i < sc->nsnd; i++) {
 		struct sender *s = &sc->snd[i];
-		s->kind = o->engine;
 		s->node = i;
 		if (o->engine == MCC_SCN_TE) {
 			struct te_config c;
@@ -763,7 +761,7 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 			memcpy((char *)s->buf + k, &x, 8);
 		}
-		if (s->kind == MCC_SCN_TE)
+		if (s->eng.te)
 			te_register_memory(s->eng.te, s->buf, len);
 		else
 			tent_register_memory(s->eng.tent, s->buf, len);

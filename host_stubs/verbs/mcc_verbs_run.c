@@ -1481,7 +1481,7 @@ static void default_module_dir(struct opts *o, char *buf, size_t len)
 static void cc_identify(const struct mcc_host_env *env)
 {
 	snprintf(W.mode, sizeof(W.mode), "%s",
-	         W.o.engine == ENG_TE ? te_cc_mode(W.eng.te) : tent_cc_mode(W.eng.tent));
+	         mcc_host_eng_cc_mode(&W.eng));
 	snprintf(W.module, sizeof(W.module), "%s", MCC_CC_COMPILED_IN ? "?" : "compiled-out");
 #if MCC_CC_COMPILED_IN
 	/* the process's instance is shared: acquiring it again with the same
@@ -1681,22 +1681,10 @@ int main(int argc, char **argv)
 	memset(&vs, 0, sizeof(vs));
 	if (W.v)
 		mcc_fab_verbs_stats(W.v, &vs);
-	uint64_t avoids = 0, defers = 0, retried = 0, rails = 0;
-	if (o->engine == ENG_TE) {
-		struct te_stats st;
-		te_get_stats(W.eng.te, &st);
-		avoids = st.avoids;
-		defers = st.defers;
-		retried = st.slices_retried;
-		rails = st.rail_pauses;
-	} else {
-		struct tent_stats st;
-		tent_get_stats(W.eng.tent, &st);
-		avoids = st.avoids;
-		defers = st.defers;
-		retried = st.slices_retried;
-		rails = st.rail_pauses;
-	}
+	struct mcc_host_eng_stats es;
+	mcc_host_eng_stats(&W.eng, &es);
+	const uint64_t avoids = es.avoids, defers = es.defers, retried = es.retried,
+	               rails = es.rail_pauses;
 	say("RESULT verbs label=%s engine=%s mode=%s module=%s bytes=%" PRIu64 " verified=%" PRIu64
 	    " tasks=%" PRIu64 " failed=%" PRIu64 " secs=%.3f gbps=%.4f wrs=%" PRIu64 " wc_errors=%" PRIu64
 	    " qps=%" PRIu64 " passive_qps=%" PRIu64 " async=%" PRIu64 " avoids=%" PRIu64

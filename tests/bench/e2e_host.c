@@ -331,22 +331,11 @@ int main(int argc, char **argv)
 	/* results */
 	struct mcc_fab_model_stats ms;
 	mcc_fab_model_stats(w.p.model, &ms);
-	uint64_t defers, avoids, admits, vcpu;
-	int64_t leaked;
-	const char *cc;
-	if (w.eng.te) {
-		struct te_stats s;
-		te_get_stats(w.eng.te, &s);
-		defers = s.defers, avoids = s.avoids, admits = s.admits, vcpu = s.cpu_virtual_ns;
-		leaked = s.permits_live;
-		cc = te_cc_mode(w.eng.te);
-	} else {
-		struct tent_stats s;
-		tent_get_stats(w.eng.tent, &s);
-		defers = s.defers, avoids = s.avoids, admits = s.admits, vcpu = s.cpu_virtual_ns;
-		leaked = s.permits_live;
-		cc = tent_cc_mode(w.eng.tent);
-	}
+	struct mcc_host_eng_stats es;
+	mcc_host_eng_stats(&w.eng, &es);
+	const uint64_t defers = es.defers, avoids = es.avoids, admits = es.admits, vcpu = es.vcpu;
+	const int64_t leaked = es.permits_live;
+	const char *cc = mcc_host_eng_cc_mode(&w.eng);
 	/* controller state in force: each device domain and its route to the
 	 * receiver's NIC of the same index (absent when compiled out / off) */
 	char states[128] = "";
