@@ -196,7 +196,9 @@ Pool::Pool(const PoolDesc &d) noexcept
 	}
 	for (std::uint32_t i = 0; i < d.workers; i++) {
 		Lane &l = *lanes_[i];
-		l.role = d.workers == 1 ? MCC_LANE_POST_POLL : i == 0 ? MCC_LANE_POLL : MCC_LANE_POST;
+		l.role = d.workers == 1 || !d.split_roles ? MCC_LANE_POST_POLL
+		         : i == 0                         ? MCC_LANE_POLL
+		                                          : MCC_LANE_POST;
 		if ((err_ = mcc_engine_lane_open(e_, l.role, &l.ref, &l.cc)) != 0) {
 			l.cc = nullptr;
 			return; /* the destructor closes what was opened */

@@ -26,7 +26,9 @@
  * Model. One SDK engine per process (shared by every Pool, reference
  * counted); one Pool per TE WorkerPool (one local RDMA device: the device
  * domain); one lane per worker thread. With workers > 1, worker 0 only polls
- * and the others only post (TE's split); with 1 worker it does both. A route
+ * and the others only post (TE's split); with 1 worker it does both. TENT's
+ * workers each post and poll for every device: one Pool per TENT
+ * RdmaContext with split_roles = false, lane(worker id) on both sides. A route
  * is (device, peer_nic_path); each lane caches the routes it posts on, so the
  * hot path takes no lock. Endpoints are told apart by an incarnation (the
  * endpoint pointer mixed with its first QP number), so a replaced endpoint or
@@ -99,6 +101,11 @@ struct PoolDesc {
 	 * the side table holds twice that (rounded up to a power of two) */
 	std::uint32_t max_outstanding = 4096;
 	bool park = true; /* posting-only lanes park when a whole pass was refused */
+	/* true: TE's split (worker 0 only polls, the others only post); false:
+	 * every worker posts and polls on its own thread (TENT's Workers), so
+	 * no lane parks: a refused slice waits in the worker's queue while the
+	 * same thread polls */
+	bool split_roles = true;
 };
 
 /* What admit() needs of one TE Slice. */

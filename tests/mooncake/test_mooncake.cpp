@@ -476,6 +476,60 @@ static void test_off(const char *moddir)
 	unlink(ini.c_str());
 }
 
+// TENT's Workers: every worker posts and polls on its own thread
+// (split_roles = false). A fully refused pass never parks (the same thread
+// must go on polling), and the worker settles what it posted itself.
+static void test_tent_roles(const char *moddir)
+{
+	std::string ini = write_ini("[policy]\nmode = enforce\n");
+	CHECK(!ini.empty());
+	set_options(moddir, ini);
+	{
+		mm::PoolDesc d = Rail::desc("mlx5_0", 0);
+		d.split_roles = false;
+		mm::Pool pool(d);
+		CHECK(pool.enabled());
+		CHECK(mm::batch_begin(tasks[0].batch_id) == 0);
+		FakeEndpoint ep(300);
+		const std::string peer = "10.0.0.2:12001@mlx5_0";
+		mm::Lane *l = pool.lane(1);
+		mm::Route *r = pool.route(l, peer, &ep, ep.qp_list);
+		CHECK(r != nullptr);
+		std::vector<std::unique_ptr<FakeSlice>> own;
+		std::vector<FakeSlice *> queue;
+		for (int i = 0; i < 64; i++) {
+			own.emplace_back(new FakeSlice{65536, 0, &tasks[0], 0});
+			queue.push_back(own.back().get());
+		}
+		auto info = [](FakeSlice *s) {
+			return mm::SliceInfo{s, s->length, s->task->batch_id, s->task, s->retry_cnt};
+		};
+		std::size_t k = pool.admit_prefix(l, r, queue.begin(), queue.size(), info);
+		CHECK(k > 0 && k < queue.size());
+		CHECK(pool.end_post_pass(l) == 0);
+		CHECK(pool.admit_prefix(l, r, queue.begin() + (std::ptrdiff_t)k, 1, info) == 0);
+		CHECK(pool.end_post_pass(l) == 0); // refused, not parked
+		CHECK(pool.stats().parks == 0);
+		advance_us(100);
+		for (std::size_t i = 0; i < k; i++) {
+			FakeWc wc;
+			std::memset(&wc, 0, sizeof(wc));
+			wc.wr_id = (std::uint64_t)(std::uintptr_t)queue[i];
+			wc.status = WC_SUCCESS;
+			wc.qp_num = ep.qps[0].qp_num;
+			CHECK(pool.complete_wc(l, wc, 0) == 1);
+		}
+		pool.end_poll_pass(l, (std::uint32_t)k);
+		advance_us(900);
+		CHECK(pool.admit_prefix(l, r, queue.begin() + (std::ptrdiff_t)k, 1, info) == 1);
+		pool.unposted(l, queue[k]);
+		mm::Stats s = pool.stats();
+		CHECK(s.completions == k && s.parks == 0 && s.passthrough == 0);
+		CHECK(mm::batch_free(tasks[0].batch_id) == 0);
+	}
+	unlink(ini.c_str());
+}
+
 int main()
 {
 	const char *moddir = std::getenv("MCC_TEST_MODULE_DIR");
@@ -485,6 +539,7 @@ int main()
 	}
 	test_enforce(moddir);
 	test_threads(moddir);
+	test_tent_roles(moddir);
 	test_off(moddir);
 	return check_cxx_result("test_mooncake");
 }

@@ -30,6 +30,8 @@
 #   -e V=X    extra environment variable for the guest script (repeatable)
 #   -I        interactive: a shell on the serial console (one/twonic only)
 #
+# $SOFTROCE_SMP: vCPUs per guest (1).
+#
 # Environment passed on to the guest script: BUILDDIR, SRCDIR (exported the
 # same as on the host; BUILDDIR is made visible in the guest at its host path),
 # SR_TEST, SR_VM, SR_TOPO, SR_ROLE (a|b, pair only), SR_PEER_VM (pair: the other guest),
@@ -200,7 +202,7 @@ run_attempt() { # ATTEMPT ARGS...
 			netargs+=(-device "virtio-net-pci,netdev=n0,mac=52:54:00:5a:01:0$((i + 1))") ;;
 		esac
 		local append="console=ttyS0 quiet panic=-1 mitigations=off sr.vm=$vm sr.xdir=$BUILDDIR"
-		local cmd=(qemu-system-x86_64 -accel "$ACCEL" -m "$MEM" -smp 1 -nodefaults -no-reboot
+		local cmd=(qemu-system-x86_64 -accel "$ACCEL" -m "$MEM" -smp "${SOFTROCE_SMP:-1}" -nodefaults -no-reboot
 			-display none -kernel "$KERNEL" -initrd "$INITRD" -append "$append"
 			-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
 			-virtfs "local,path=$SHARE,mount_tag=share,security_model=none,multidevs=remap"
@@ -306,7 +308,7 @@ if [ "$INTERACTIVE" = 1 ]; then
 	rm -f "$CTL"/req.* "$CTL"/rsp.*
 	( while :; do relay_once 2>/dev/null; sleep 0.05; done ) &
 	PIDS=($!)
-	qemu-system-x86_64 -accel "$ACCEL" -m "$MEM" -smp 1 -nodefaults -no-reboot -display none \
+	qemu-system-x86_64 -accel "$ACCEL" -m "$MEM" -smp "${SOFTROCE_SMP:-1}" -nodefaults -no-reboot -display none \
 		-kernel "$KERNEL" -initrd "$INITRD" \
 		-append "console=ttyS0 quiet panic=-1 mitigations=off sr.vm=$NAME sr.xdir=$BUILDDIR" \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
