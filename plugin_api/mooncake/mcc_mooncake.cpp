@@ -102,6 +102,9 @@ struct Route {
 	mcc_engine_route *r = nullptr; /* one reference */
 	bool refused = false;          /* memo: refused at refused_seq */
 	std::uint32_t refused_seq = 0;
+	std::uint64_t refused_settled = 0; /* the Pool's settled bytes then */
+	std::uint64_t refused_bytes = 0;   /* what the refused slice needs */
+	std::uint64_t refused_until = 0;   /* SDK time: ask again anyway */
 	std::uint64_t quiet_until = 0; /* AVOID: SDK time the cooldown ends */
 };
 
@@ -363,6 +366,15 @@ Pool::Slot *Pool::find(const void *slice) const noexcept
 	return nullptr;
 }
 
+bool Pool::refusal_stands(const Route *rt) const noexcept
+{
+	std::uint64_t now = mcc_engine_now(e_);
+	if (rt->quiet_until && now < rt->quiet_until)
+		return true; /* quarantined: the cooldown has not ended */
+	return settled_.load(RLX) - rt->refused_settled < rt->refused_bytes &&
+	       now < rt->refused_until;
+}
+
 int Pool::admit(Lane *l, Route *rt, const SliceInfo &si) noexcept
 {
 	if (!l || !rt || !si.slice || ((std::uintptr_t)si.slice & 1)) {
@@ -375,9 +387,11 @@ int Pool::admit(Lane *l, Route *rt, const SliceInfo &si) noexcept
 		l->pass_seq = mcc_engine_room_seq(e_);
 	}
 	if (rt->refused) {
-		/* no new room since this lane was refused here: do not ask again */
-		if (mcc_engine_room_seq(e_) == rt->refused_seq ||
-		    (rt->quiet_until && mcc_engine_now(e_) < rt->quiet_until)) {
+		/* no room can be back since this lane was refused here: do not ask
+		 * again. Room comes back when the device settles as many bytes as
+		 * the slice needs, or when a tick grows a window (at most once per
+		 * epoch, and only after a run of clean epochs). */
+		if (mcc_engine_room_seq(e_) == rt->refused_seq || refusal_stands(rt)) {
 			bump(l->memo_skips);
 			l->pass_refused++;
 			return MCC_DEFER;
@@ -414,6 +428,9 @@ int Pool::admit(Lane *l, Route *rt, const SliceInfo &si) noexcept
 	l->pass_refused++;
 	rt->refused = true;
 	rt->refused_seq = l->pass_seq; /* read before the call: no wake-up is lost */
+	rt->refused_settled = settled_.load(RLX);
+	rt->refused_bytes = si.bytes;
+	rt->refused_until = mcc_engine_now(e_) + kGrowthEpochs * mcc_engine_retry_after_ns(e_);
 	rt->quiet_until = 0;
 	if (d == MCC_AVOID) { /* quarantined: nothing to ask before the cooldown ends */
 		mcc_domain_stats_v1 st;
@@ -433,8 +450,10 @@ void Pool::unposted(Lane *l, const void *slice, std::uint32_t reason) noexcept
 	Slot *s = find(slice);
 	if (!s)
 		return;
-	if (s->permit.flags & MCC_PERMIT_F_LIVE)
+	if (s->permit.flags & MCC_PERMIT_F_LIVE) {
+		settled_.fetch_add(s->permit.bytes, RLX);
 		ops_->release(l->cc, &s->permit, s->permit.bytes, reason);
+	}
 	s->key.store(0, std::memory_order_release);
 	bump(l->released);
 	l->settled = true;
@@ -486,6 +505,7 @@ int Pool::complete(Lane *l, const void *slice, int wc_status, std::uint32_t vend
 	wc.complete_ns = l->pass_sdk_ns;
 	wc.qp_num = qp_num;
 	wc.opcode = (std::uint32_t)opcode;
+	settled_.fetch_add(s->permit.bytes, RLX);
 	ops_->on_completion(l->cc, &s->permit, &wc);
 	s->key.store(0, std::memory_order_release);
 	bump(l->completions);
@@ -578,6 +598,7 @@ std::size_t Pool::reclaim() noexcept
 		if (!s.key.load(std::memory_order_acquire))
 			continue;
 		if (s.permit.flags & MCC_PERMIT_F_LIVE) {
+			settled_.fetch_add(s.permit.bytes, RLX);
 			ops_->release(lane, &s.permit, s.permit.bytes, MCC_REL_RECLAIMED);
 			n++;
 		}

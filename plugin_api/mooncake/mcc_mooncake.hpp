@@ -43,9 +43,11 @@
  *
  * DEFER. TE's admission point has no alternate rail, so AVOID is treated as
  * DEFER (mcc_engine.h). A refused route is not asked again by the same lane
- * until room may be back (the SDK's room sequence moved: a poll pass settled
- * bytes, or a tick) and, for a quarantined route, until its cooldown ended:
- * a refused slice costs one try_acquire, not a spin. A posting-only lane
+ * until room may be back: the device settled (completed or released) as
+ * many bytes as the refused slice needs, or kGrowthEpochs epochs passed (a
+ * tick may have grown a window), and, for a quarantined route, its cooldown
+ * ended. A refused slice costs one try_acquire, not a spin; on a slow path
+ * (one slice per several epochs) not one per tick either. A posting-only lane
  * whose whole pass was refused parks in end_post_pass() for at most one
  * epoch (a poll pass that settles bytes wakes it).
  *
@@ -293,6 +295,7 @@ private:
 	std::size_t home(std::uintptr_t key) const noexcept;
 	Slot *claim(const void *slice) noexcept;
 	Slot *find(const void *slice) const noexcept;
+	bool refusal_stands(const Route *rt) const noexcept;
 	std::string full_key(const char *key, std::size_t klen) const;
 
 	mcc_engine *e_ = nullptr;
@@ -313,6 +316,8 @@ private:
 	std::mutex mu_; /* keys_ */
 	std::vector<std::string> keys_; /* route keys this pool published */
 	std::atomic<std::uint64_t> reclaimed_{0};
+	std::atomic<std::uint64_t> settled_{0}; /* bytes settled on this device */
+	static const std::uint64_t kGrowthEpochs = 4; /* ask a refused route again after */
 };
 
 /* --------------------------------------------------- process-wide calls */
