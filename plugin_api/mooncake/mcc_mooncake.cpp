@@ -39,7 +39,7 @@ Shared &shared()
 	return s;
 }
 
-mcc_engine *engine_acquire(int *err)
+mcc_engine *engine_acquire(int *err, bool lanes_poll)
 {
 	Shared &s = shared();
 	std::lock_guard<std::mutex> g(s.mu);
@@ -59,6 +59,8 @@ mcc_engine *engine_acquire(int *err)
 		std::memset(&eo, 0, sizeof(eo));
 		eo.struct_size = sizeof(eo);
 		eo.tick = s.opts.tick;
+		if (eo.tick == Options::kTickAuto)
+			eo.tick = lanes_poll ? MCC_ENGINE_TICK_POLL : MCC_ENGINE_TICK_THREAD;
 		eo.loader = &lo;
 		eo.now_ns = s.opts.now_ns ? s.opts.now_ns : realtime_ns;
 		eo.clock_arg = s.opts.clock_arg;
@@ -156,7 +158,7 @@ Pool::Pool(const PoolDesc &d) noexcept
 		err_ = -EINVAL;
 		return;
 	}
-	e_ = engine_acquire(&err_);
+	e_ = engine_acquire(&err_, !d.split_roles);
 	if (!e_)
 		return;
 	ops_ = mcc_engine_ops(e_);

@@ -79,7 +79,12 @@ struct Options {
 	const char *ini_path = nullptr;   /* NULL: $MC_ADAPTIVE_CC_CONFIG, else defaults + env */
 	const char *module_dir = nullptr; /* NULL: $MC_ADAPTIVE_CC_MODULE_DIR, else pkglibdir */
 	bool ignore_env = false;          /* tests: ignore MC_ADAPTIVE_CC_* */
-	std::uint32_t tick = MCC_ENGINE_TICK_THREAD; /* enum mcc_engine_tick */
+	/* enum mcc_engine_tick, or kTickAuto: the SDK's tick thread for TE's
+	 * split roles, poll passes alone when the first Pool's lanes all poll
+	 * (split_roles = false: TENT's workers poll without pause, so a thread
+	 * waking every epoch only takes CPU from them) */
+	std::uint32_t tick = kTickAuto;
+	static const std::uint32_t kTickAuto = ~0u;
 	/* The engine clock, the clock of the post timestamps given to
 	 * complete(): NULL is CLOCK_REALTIME, TE's getCurrentTimeInNano. */
 	std::uint64_t (*now_ns)(void *) = nullptr;
