@@ -107,6 +107,13 @@ struct Route {
 	std::uint64_t refused_settled = 0; /* the Pool's settled bytes then */
 	std::uint64_t refused_bytes = 0;   /* what the refused slice needs */
 	std::uint64_t refused_until = 0;   /* SDK time: ask again anyway */
+	/* after a re-ask that settled bytes allowed, within kGrowthEpochs of
+	 * the last refused call: the lane asks for at most what was settled
+	 * since the refusal (budgeted); else it asks until refused, so a window
+	 * a tick has grown is used */
+	bool budgeted = false;
+	std::uint64_t budget = 0;
+	std::uint64_t refused_call_until = 0; /* SDK time */
 	std::uint64_t quiet_until = 0; /* AVOID: SDK time the cooldown ends */
 };
 
@@ -368,6 +375,19 @@ Pool::Slot *Pool::find(const void *slice) const noexcept
 	return nullptr;
 }
 
+void Pool::remember_refusal(const Lane *l, Route *rt, std::uint64_t bytes, bool called) const noexcept
+{
+	rt->refused = true;
+	rt->refused_seq = l->pass_seq; /* read before the call: no wake-up is lost */
+	rt->refused_settled = settled_.load(RLX);
+	rt->refused_bytes = bytes;
+	rt->refused_until = mcc_engine_now(e_) + kGrowthEpochs * mcc_engine_retry_after_ns(e_);
+	if (called)
+		rt->refused_call_until = rt->refused_until;
+	rt->budgeted = false;
+	rt->quiet_until = 0;
+}
+
 bool Pool::refusal_stands(const Route *rt) const noexcept
 {
 	std::uint64_t now = mcc_engine_now(e_);
@@ -399,6 +419,17 @@ int Pool::admit(Lane *l, Route *rt, const SliceInfo &si) noexcept
 			return MCC_DEFER;
 		}
 		rt->refused = false;
+		rt->budget = settled_.load(RLX) - rt->refused_settled;
+		rt->budgeted = rt->budget >= rt->refused_bytes && /* else the epochs passed */
+		               mcc_engine_now(e_) < rt->refused_call_until;
+	}
+	if (rt->budgeted && si.bytes > rt->budget && mcc_engine_now(e_) < rt->refused_call_until) {
+		/* what was settled is used up: the next slice would most likely be
+		 * refused, so wait for more settled bytes (or the epochs) instead */
+		remember_refusal(l, rt, si.bytes, false);
+		bump(l->memo_skips);
+		l->pass_refused++;
+		return MCC_DEFER;
 	}
 	Slot *s = claim(si.slice);
 	if (!s) {
@@ -415,6 +446,8 @@ int Pool::admit(Lane *l, Route *rt, const SliceInfo &si) noexcept
 	int d = ops_->try_acquire(l->cc, mcc_engine_route_cc(r), si.bytes,
 	                          mcc_engine_route_generation(r), &t, &s->permit);
 	if (d == MCC_ADMIT) {
+		if (rt->budgeted)
+			rt->budget -= si.bytes;
 		s->key.store((std::uintptr_t)si.slice, std::memory_order_release);
 		bump(l->admitted);
 		l->pass_admitted++;
@@ -428,12 +461,7 @@ int Pool::admit(Lane *l, Route *rt, const SliceInfo &si) noexcept
 	}
 	bump(l->refused_calls);
 	l->pass_refused++;
-	rt->refused = true;
-	rt->refused_seq = l->pass_seq; /* read before the call: no wake-up is lost */
-	rt->refused_settled = settled_.load(RLX);
-	rt->refused_bytes = si.bytes;
-	rt->refused_until = mcc_engine_now(e_) + kGrowthEpochs * mcc_engine_retry_after_ns(e_);
-	rt->quiet_until = 0;
+	remember_refusal(l, rt, si.bytes, true);
 	if (d == MCC_AVOID) { /* quarantined: nothing to ask before the cooldown ends */
 		mcc_domain_stats_v1 st;
 		std::memset(&st, 0, sizeof(st));

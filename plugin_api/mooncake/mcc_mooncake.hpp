@@ -46,10 +46,14 @@
  * until room may be back: the device settled (completed or released) as
  * many bytes as the refused slice needs, or kGrowthEpochs epochs passed (a
  * tick may have grown a window), and, for a quarantined route, its cooldown
- * ended. A refused slice costs one try_acquire, not a spin; on a slow path
- * (one slice per several epochs) not one per tick either. A posting-only lane
- * whose whole pass was refused parks in end_post_pass() for at most one
- * epoch (a poll pass that settles bytes wakes it).
+ * ended. A re-ask that settled bytes allowed asks for at most those bytes
+ * (the slice after them waits without a call), except once per
+ * kGrowthEpochs, when it asks until refused (a tick may have grown the
+ * window). So a refused slice costs at most one try_acquire, not a spin,
+ * and on a slow path (one slice per several epochs) not one per tick or
+ * per settled slice either. A posting-only lane whose whole pass was
+ * refused parks in end_post_pass() for at most one epoch (a poll pass that
+ * settles bytes wakes it).
  *
  * Off. With mode = off (the default), or if the policy could not be loaded,
  * enabled() is false and every call admits everything and does nothing else.
@@ -301,6 +305,8 @@ private:
 	Slot *claim(const void *slice) noexcept;
 	Slot *find(const void *slice) const noexcept;
 	bool refusal_stands(const Route *rt) const noexcept;
+	void remember_refusal(const Lane *l, Route *rt, std::uint64_t bytes,
+	                      bool called) const noexcept;
 	std::string full_key(const char *key, std::size_t klen) const;
 
 	mcc_engine *e_ = nullptr;

@@ -481,8 +481,11 @@ static void test_off(const char *moddir)
 // while rail b, another device, settles slices every 250 us. Each of b's
 // poll passes (and each tick) moves the process-wide room sequence, but
 // none of them frees room on a's device: a's poster must not ask again for
-// them. At most one refused try_acquire per admitted slice (issue 15); with
-// a re-ask on every room change, a paid about one per b's pass.
+// them, and once a's own slice has settled it asks for that slice's bytes
+// only, not for one more that would be refused. Refused try_acquire calls
+// at most one per two admitted slices (issue 15: at most one per slice);
+// with a re-ask on every room change, a paid about one per b's pass (456
+// for 40), and with a re-ask per settled slice about one per slice (38).
 static void test_slow_path(const char *moddir)
 {
 	std::string ini = write_ini("[policy]\nmode = enforce\n");
@@ -508,7 +511,7 @@ static void test_slow_path(const char *moddir)
 		mm::Stats s = a.pool.stats();
 		CHECK(done >= 30);
 		CHECK(s.admitted >= done);
-		CHECK(s.refused_calls <= s.admitted);
+		CHECK(2 * s.refused_calls <= s.admitted);
 		std::printf("slow path: admitted %llu completed %llu refused calls %llu memo skips %llu\n",
 		            (unsigned long long)s.admitted, (unsigned long long)done,
 		            (unsigned long long)s.refused_calls, (unsigned long long)s.memo_skips);
