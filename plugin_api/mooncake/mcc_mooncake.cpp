@@ -107,13 +107,17 @@ struct Route {
 	std::uint64_t refused_settled = 0; /* the Pool's settled bytes then */
 	std::uint64_t refused_bytes = 0;   /* what the refused slice needs */
 	std::uint64_t refused_until = 0;   /* SDK time: ask again anyway */
-	/* after a re-ask that settled bytes allowed, within kGrowthEpochs of
+	/* after a re-ask that settled bytes allowed, within `wait` epochs of
 	 * the last refused call: the lane asks for at most what was settled
-	 * since the refusal (budgeted); else it asks until refused, so a window
-	 * a tick has grown is used */
-	bool budgeted = false;
+	 * since the refusal (budgeted); else it asks until refused (a growth
+	 * ask), so a window a tick has grown is used. A growth ask that found
+	 * no more room than was settled doubles `wait` (kGrowthEpochs to
+	 * kGrowthEpochsMax); one that did resets it. */
+	bool budgeted = false, growth = false;
 	std::uint64_t budget = 0;
 	std::uint64_t refused_call_until = 0; /* SDK time */
+	std::uint64_t wait = 0; /* 0: kGrowthEpochs */
+	std::uint64_t growth_freed = 0, growth_bytes = 0;
 	std::uint64_t quiet_until = 0; /* AVOID: SDK time the cooldown ends */
 };
 
@@ -381,7 +385,14 @@ void Pool::remember_refusal(const Lane *l, Route *rt, std::uint64_t bytes, bool 
 	rt->refused_seq = l->pass_seq; /* read before the call: no wake-up is lost */
 	rt->refused_settled = settled_.load(RLX);
 	rt->refused_bytes = bytes;
-	rt->refused_until = mcc_engine_now(e_) + kGrowthEpochs * mcc_engine_retry_after_ns(e_);
+	if (called && rt->growth) {
+		bool more = rt->growth_bytes > rt->growth_freed;
+		std::uint64_t cur = rt->wait ? rt->wait : kGrowthEpochs;
+		rt->wait = more ? kGrowthEpochs : 2 * cur < kGrowthEpochsMax ? 2 * cur : kGrowthEpochsMax;
+		rt->growth = false;
+	}
+	std::uint64_t wait = rt->wait ? rt->wait : kGrowthEpochs;
+	rt->refused_until = mcc_engine_now(e_) + wait * mcc_engine_retry_after_ns(e_);
 	if (called)
 		rt->refused_call_until = rt->refused_until;
 	rt->budgeted = false;
@@ -422,6 +433,9 @@ int Pool::admit(Lane *l, Route *rt, const SliceInfo &si) noexcept
 		rt->budget = settled_.load(RLX) - rt->refused_settled;
 		rt->budgeted = rt->budget >= rt->refused_bytes && /* else the epochs passed */
 		               mcc_engine_now(e_) < rt->refused_call_until;
+		rt->growth = !rt->budgeted;
+		rt->growth_freed = rt->budget;
+		rt->growth_bytes = 0;
 	}
 	if (rt->budgeted && si.bytes > rt->budget && mcc_engine_now(e_) < rt->refused_call_until) {
 		/* what was settled is used up: the next slice would most likely be
@@ -448,6 +462,7 @@ int Pool::admit(Lane *l, Route *rt, const SliceInfo &si) noexcept
 	if (d == MCC_ADMIT) {
 		if (rt->budgeted)
 			rt->budget -= si.bytes;
+		rt->growth_bytes += si.bytes;
 		s->key.store((std::uintptr_t)si.slice, std::memory_order_release);
 		bump(l->admitted);
 		l->pass_admitted++;

@@ -44,11 +44,12 @@
  * DEFER. TE's admission point has no alternate rail, so AVOID is treated as
  * DEFER (mcc_engine.h). A refused route is not asked again by the same lane
  * until room may be back: the device settled (completed or released) as
- * many bytes as the refused slice needs, or kGrowthEpochs epochs passed (a
- * tick may have grown a window), and, for a quarantined route, its cooldown
+ * many bytes as the refused slice needs, or kGrowthEpochs epochs (or more,
+ * below) passed (a tick may have grown a window), and, for a quarantined route, its cooldown
  * ended. A re-ask that settled bytes allowed asks for at most those bytes
  * (the slice after them waits without a call), except once per
- * kGrowthEpochs, when it asks until refused (a tick may have grown the
+ * kGrowthEpochs (doubled up to kGrowthEpochsMax while such asks find no
+ * more room), when it asks until refused (a tick may have grown the
  * window). So a refused slice costs at most one try_acquire, not a spin,
  * and on a slow path (one slice per several epochs) not one per tick or
  * per settled slice either. A posting-only lane whose whole pass was
@@ -328,7 +329,9 @@ private:
 	std::vector<std::string> keys_; /* route keys this pool published */
 	std::atomic<std::uint64_t> reclaimed_{0};
 	std::atomic<std::uint64_t> settled_{0}; /* bytes settled on this device */
-	static const std::uint64_t kGrowthEpochs = 4; /* ask a refused route again after */
+	/* epochs before a refused route is asked again without settled bytes
+	 * (a growth ask); doubled up to the max while such asks find nothing */
+	static const std::uint64_t kGrowthEpochs = 4, kGrowthEpochsMax = 64;
 };
 
 /* --------------------------------------------------- process-wide calls */

@@ -482,10 +482,11 @@ static void test_off(const char *moddir)
 // poll passes (and each tick) moves the process-wide room sequence, but
 // none of them frees room on a's device: a's poster must not ask again for
 // them, and once a's own slice has settled it asks for that slice's bytes
-// only, not for one more that would be refused. Refused try_acquire calls
-// at most one per two admitted slices (issue 15: at most one per slice);
-// with a re-ask on every room change, a paid about one per b's pass (456
-// for 40), and with a re-ask per settled slice about one per slice (38).
+// only, not for one more that would be refused; its asks beyond that back
+// off while they find nothing. Refused try_acquire calls at most one per
+// four admitted slices (issue 15: at most one per slice). 40 admitted cost
+// 456 refused calls with a re-ask on every room change, 38 with one per
+// settled slice, 19 with the settled bytes as budget, 5 with the back-off.
 static void test_slow_path(const char *moddir)
 {
 	std::string ini = write_ini("[policy]\nmode = enforce\n");
@@ -511,7 +512,7 @@ static void test_slow_path(const char *moddir)
 		mm::Stats s = a.pool.stats();
 		CHECK(done >= 30);
 		CHECK(s.admitted >= done);
-		CHECK(2 * s.refused_calls <= s.admitted);
+		CHECK(4 * s.refused_calls <= s.admitted);
 		std::printf("slow path: admitted %llu completed %llu refused calls %llu memo skips %llu\n",
 		            (unsigned long long)s.admitted, (unsigned long long)done,
 		            (unsigned long long)s.refused_calls, (unsigned long long)s.memo_skips);
