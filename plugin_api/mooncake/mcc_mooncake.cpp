@@ -109,15 +109,16 @@ struct Route {
 	std::uint64_t refused_until = 0;   /* SDK time: ask again anyway */
 	/* after a re-ask that settled bytes allowed, within `wait` epochs of
 	 * the last refused call: the lane asks for at most what was settled
-	 * since the refusal (budgeted); else it asks until refused (a growth
-	 * ask), so a window a tick has grown is used. A growth ask that found
-	 * no more room than was settled doubles `wait` (kGrowthEpochs to
-	 * kGrowthEpochsMax); one that did resets it. */
+	 * since the refusal, `budget` (budgeted); else it asks until refused (a
+	 * growth ask, `budget` left as settled), so a window a tick has grown
+	 * is used. A growth ask that found no more room than was settled
+	 * doubles `wait` (kGrowthEpochs to kGrowthEpochsMax); one that did
+	 * resets it. */
 	bool budgeted = false, growth = false;
 	std::uint64_t budget = 0;
 	std::uint64_t refused_call_until = 0; /* SDK time */
 	std::uint64_t wait = 0; /* 0: kGrowthEpochs */
-	std::uint64_t growth_freed = 0, growth_bytes = 0;
+	std::uint64_t growth_bytes = 0; /* admitted by the growth ask */
 	std::uint64_t quiet_until = 0; /* AVOID: SDK time the cooldown ends */
 };
 
@@ -386,7 +387,7 @@ void Pool::remember_refusal(const Lane *l, Route *rt, std::uint64_t bytes, bool 
 	rt->refused_settled = settled_.load(RLX);
 	rt->refused_bytes = bytes;
 	if (called && rt->growth) {
-		bool more = rt->growth_bytes > rt->growth_freed;
+		bool more = rt->growth_bytes > rt->budget;
 		std::uint64_t cur = rt->wait ? rt->wait : kGrowthEpochs;
 		rt->wait = more ? kGrowthEpochs : 2 * cur < kGrowthEpochsMax ? 2 * cur : kGrowthEpochsMax;
 		rt->growth = false;
@@ -434,7 +435,6 @@ int Pool::admit(Lane *l, Route *rt, const SliceInfo &si) noexcept
 		rt->budgeted = rt->budget >= rt->refused_bytes && /* else the epochs passed */
 		               mcc_engine_now(e_) < rt->refused_call_until;
 		rt->growth = !rt->budgeted;
-		rt->growth_freed = rt->budget;
 		rt->growth_bytes = 0;
 	}
 	if (rt->budgeted && si.bytes > rt->budget && mcc_engine_now(e_) < rt->refused_call_until) {

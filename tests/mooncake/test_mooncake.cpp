@@ -81,6 +81,17 @@ struct FakeEndpoint {
 	}
 };
 
+// The WC of one posted slice (wr_id is the Slice pointer, as in TE).
+static FakeWc fake_wc(const FakeSlice *slice, int status, std::uint32_t qp_num)
+{
+	FakeWc wc;
+	std::memset(&wc, 0, sizeof(wc));
+	wc.wr_id = (std::uint64_t)(std::uintptr_t)slice;
+	wc.status = status;
+	wc.qp_num = qp_num;
+	return wc;
+}
+
 // One rail: a WorkerPool on a local device posting to one peer NIC.
 struct Rail {
 	mm::Pool pool;
@@ -131,11 +142,7 @@ struct Rail {
 		mm::Lane *l = pool.lane(0);
 		std::size_t n = std::min(max, inflight.size());
 		for (std::size_t i = 0; i < n; i++) {
-			FakeWc wc;
-			std::memset(&wc, 0, sizeof(wc));
-			wc.wr_id = (std::uint64_t)(std::uintptr_t)inflight[i];
-			wc.status = status;
-			wc.qp_num = ep->qps[0].qp_num;
+			FakeWc wc = fake_wc(inflight[i], status, ep->qps[0].qp_num);
 			CHECK(pool.complete_wc(l, wc, inflight[i]->ts) == 1);
 		}
 		inflight.erase(inflight.begin(), inflight.begin() + (std::ptrdiff_t)n);
@@ -179,6 +186,15 @@ static void set_options(const char *moddir, const std::string &ini)
 	CHECK(mm::configure(o) == 0);
 }
 
+// The adapter's options over an ini of `text`; returns its path (unlink it).
+static std::string use_ini(const char *moddir, const char *text)
+{
+	std::string ini = write_ini(text);
+	CHECK(!ini.empty());
+	set_options(moddir, ini);
+	return ini;
+}
+
 // Slices of 64 KiB; two batches of tasks as TE would hold them.
 static FakeTask tasks[4] = {{0x1000}, {0x1000}, {0x2000}, {0x2000}};
 static std::vector<std::unique_ptr<FakeSlice>> slices;
@@ -192,9 +208,7 @@ static void enqueue(Rail &r, std::size_t n, FakeTask *t)
 
 static void test_enforce(const char *moddir)
 {
-	std::string ini = write_ini("[policy]\nmode = enforce\n");
-	CHECK(!ini.empty());
-	set_options(moddir, ini);
+	std::string ini = use_ini(moddir, "[policy]\nmode = enforce\n");
 	{
 		Rail a("mlx5_0", 0, "10.0.0.2:12001@mlx5_0", 100);
 		Rail b("mlx5_1", 1, "10.0.0.2:12001@mlx5_1", 200);
@@ -379,8 +393,7 @@ static void test_enforce(const char *moddir)
 // parks on refusals and the poller's passes wake it. Run under TSan too.
 static void test_threads(const char *moddir)
 {
-	std::string ini = write_ini("[policy]\nmode = enforce\n");
-	set_options(moddir, ini);
+	std::string ini = use_ini(moddir, "[policy]\nmode = enforce\n");
 	{
 		Rail a("mlx5_0", 0, "10.0.0.3:12001@mlx5_0", 400);
 		const std::size_t total = 2000;
@@ -429,10 +442,7 @@ static void test_threads(const char *moddir)
 				if (!got.empty())
 					advance_us(100);
 				for (FakeSlice *s : got) {
-					FakeWc wc;
-					std::memset(&wc, 0, sizeof(wc));
-					wc.wr_id = (std::uint64_t)(std::uintptr_t)s;
-					a.pool.complete_wc(l, wc, s->ts);
+					a.pool.complete_wc(l, fake_wc(s, WC_SUCCESS, 0), s->ts);
 				}
 				a.pool.end_poll_pass(l, (std::uint32_t)got.size());
 				outstanding.fetch_sub(got.size());
@@ -457,8 +467,7 @@ static void test_threads(const char *moddir)
 
 static void test_off(const char *moddir)
 {
-	std::string ini = write_ini("[policy]\nmode = off\n");
-	set_options(moddir, ini);
+	std::string ini = use_ini(moddir, "[policy]\nmode = off\n");
 	{
 		Rail a("mlx5_0", 0, "10.0.0.2:12001@mlx5_0", 100);
 		CHECK(!a.pool.enabled());
@@ -489,9 +498,7 @@ static void test_off(const char *moddir)
 // settled slice, 19 with the settled bytes as budget, 5 with the back-off.
 static void test_slow_path(const char *moddir)
 {
-	std::string ini = write_ini("[policy]\nmode = enforce\n");
-	CHECK(!ini.empty());
-	set_options(moddir, ini);
+	std::string ini = use_ini(moddir, "[policy]\nmode = enforce\n");
 	{
 		Rail a("mlx5_0", 0, "10.0.0.2:12001@mlx5_0", 500);
 		Rail b("mlx5_1", 1, "10.0.0.2:12001@mlx5_1", 600);
@@ -530,9 +537,7 @@ static void test_slow_path(const char *moddir)
 // must go on polling), and the worker settles what it posted itself.
 static void test_tent_roles(const char *moddir)
 {
-	std::string ini = write_ini("[policy]\nmode = enforce\n");
-	CHECK(!ini.empty());
-	set_options(moddir, ini);
+	std::string ini = use_ini(moddir, "[policy]\nmode = enforce\n");
 	{
 		mm::PoolDesc d = Rail::desc("mlx5_0", 0);
 		d.split_roles = false;
@@ -561,12 +566,7 @@ static void test_tent_roles(const char *moddir)
 		CHECK(pool.stats().parks == 0);
 		advance_us(100);
 		for (std::size_t i = 0; i < k; i++) {
-			FakeWc wc;
-			std::memset(&wc, 0, sizeof(wc));
-			wc.wr_id = (std::uint64_t)(std::uintptr_t)queue[i];
-			wc.status = WC_SUCCESS;
-			wc.qp_num = ep.qps[0].qp_num;
-			CHECK(pool.complete_wc(l, wc, 0) == 1);
+			CHECK(pool.complete_wc(l, fake_wc(queue[i], WC_SUCCESS, ep.qps[0].qp_num), 0) == 1);
 		}
 		pool.end_poll_pass(l, (std::uint32_t)k);
 		advance_us(900);
