@@ -22,6 +22,9 @@
 #   SOFTROCE_BUDGET wall-clock budget in seconds for the whole run (1200); once
 #                   spent, no retries are made and remaining tests are not run
 #                   (they count as failures)
+#   SOFTROCE_SMP    vCPUs per guest (2 here; vm.sh's own default is 1): with
+#                   one vCPU, rxe stalls ended a third of the quad guests'
+#                   attempts (see README "Infrastructure failures")
 #   ACCEL           QEMU accelerator (tcg; "kvm" only where KVM really works)
 # re-run under bash when started as "sh run.sh" (make's $(SHELL) is /bin/sh)
 if [ -z "${BASH_VERSION:-}" ]; then
@@ -34,6 +37,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 export BUILDDIR=${BUILDDIR:-$PWD}
 export SRCDIR=${SRCDIR:-$(cd "$HERE/../.." && pwd)}
 BUDGET=${SOFTROCE_BUDGET:-1200}
+export SOFTROCE_SMP=${SOFTROCE_SMP:-2}
 
 skip() {
 	echo "check-softroce: SKIP: $*"

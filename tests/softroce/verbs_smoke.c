@@ -33,6 +33,8 @@
  * Exit status: 0 pass, 1 test failure, 2 setup error, 99 infrastructure
  * ("SR-INFRA: ..."; the guest is powered off if SR_INFRA_POWEROFF=1): WRs
  * outstanding and no WC for 8 s before any fault (rxe's TX stall under TCG),
+ * peer-cut: no packet sent by the requester for 8 s after the fault with WRs
+ * outstanding and no error completion (the same stall in its retransmit path),
  * or a heal command still running at the -W deadline (the guest's "ip" stuck).
  * A heal that finishes late gets 5 s of its own before the run gives up.
  *
@@ -486,6 +488,23 @@ static void infra_exit(const char *why)
 	_exit(99);
 }
 
+/* An rxe port counter from sysfs (ports/1/hw_counters), or -1. */
+static long rxe_counter(const char *dev, const char *name)
+{
+	char path[256];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/sys/class/infiniband/%s/ports/%d/hw_counters/%s", dev, PORT, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
 static void infra_stall(long posted, long completed, int outstanding)
 {
 	char why[200];
@@ -594,6 +613,9 @@ int main(int argc, char **argv)
 	int heal_before_err = 0, timed_out = 0, fault_failed = 0;
 	const double t0 = now();
 	double t_last_wc = t0;
+	/* peer-cut: the requester's sent_pkts, sampled while it should be retrying */
+	long tx_pkts = -1;
+	double t_tx_moved = -1, t_tx_sampled = -1;
 
 	for (;;) {
 		/* keep the send queue full */
@@ -689,9 +711,10 @@ int main(int argc, char **argv)
 			if (waitpid(fault_pid, &st, WNOHANG) == fault_pid) {
 				t_fault_done = now();
 				fault_pid = -1;
-				say("INFO fault command done t=%.3f (%.3f s after it was started), exit status %d",
-				    t_fault_done - t_start, t_fault_done - t_fault,
-				    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+				say("INFO fault command done t=%.3f (%.3f s after it was started), exit status %d, "
+				    "%s sent_pkts=%ld", t_fault_done - t_start, t_fault_done - t_fault,
+				    WIFEXITED(st) ? WEXITSTATUS(st) : -1, cli.name,
+				    rxe_counter(cli.name, "sent_pkts"));
 				if (!WIFEXITED(st) || WEXITSTATUS(st))
 					fault_failed = 1;
 			}
@@ -743,6 +766,28 @@ int main(int argc, char **argv)
 			t_last_wc = now();
 		else if (t_fault < 0 && now() - t_last_wc > STALL_S)
 			infra_stall(posted, completed, outstanding);
+		/* After a peer cut the requester retransmits every timeout until
+		 * retry_cnt is spent (under a second here). If it sends nothing
+		 * for STALL_S with WRs outstanding and no error completion, the
+		 * retransmit path has stalled (the same rxe TX stall as above,
+		 * after the fault): an infrastructure verdict, not the link's. */
+		if (opt.mode == MODE_PEER_CUT && t_fault >= 0 && !in_error && outstanding > 0 &&
+		    now() - t_tx_sampled > 0.5) {
+			const long tx = rxe_counter(cli.name, "sent_pkts");
+
+			t_tx_sampled = now();
+			if (tx != tx_pkts || t_tx_moved < 0) {
+				tx_pkts = tx;
+				t_tx_moved = t_tx_sampled;
+			} else if (tx >= 0 && t_tx_sampled - t_tx_moved > STALL_S) {
+				char why[200];
+
+				snprintf(why, sizeof why, "rxe requester stall after the fault: %d WRs outstanding, "
+					 "no packet sent on %s for %.0f s (sent_pkts=%ld, QP %s) and no error completion",
+					 outstanding, cli.name, STALL_S, tx, qp_state_name(cli.qp));
+				infra_exit(why);
+			}
+		}
 		if (n == 0)
 			sleep_us(100);
 	}
