@@ -104,7 +104,9 @@ struct Route {
 	mcc_engine_route *r = nullptr; /* one reference */
 	bool refused = false;          /* memo: refused at refused_seq */
 	std::uint32_t refused_seq = 0;
-	std::uint64_t refused_settled = 0; /* the Pool's settled bytes then */
+	/* the Pool's settled bytes before the refusal: at the start of the
+	 * pass that called, or at the re-ask whose budget ran out */
+	std::uint64_t refused_settled = 0;
 	std::uint64_t refused_bytes = 0;   /* what the refused slice needs */
 	std::uint64_t refused_until = 0;   /* SDK time: ask again anyway */
 	/* after a re-ask that settled bytes allowed, within `wait` epochs of
@@ -116,6 +118,8 @@ struct Route {
 	 * resets it. */
 	bool budgeted = false, growth = false;
 	std::uint64_t budget = 0;
+	std::uint32_t asked_seq = 0;     /* the room sequence at the re-ask */
+	std::uint64_t asked_settled = 0; /* the Pool's settled bytes then (read after) */
 	std::uint64_t refused_call_until = 0; /* SDK time */
 	std::uint64_t wait = 0; /* 0: kGrowthEpochs */
 	std::uint64_t growth_bytes = 0; /* admitted by the growth ask */
@@ -131,6 +135,7 @@ struct Lane {
 	/* the current post pass */
 	bool in_pass = false;
 	std::uint32_t pass_seq = 0;
+	std::uint64_t pass_settled = 0; /* the Pool's settled bytes, read after pass_seq */
 	std::uint32_t pass_admitted = 0, pass_refused = 0;
 	/* the current poll pass */
 	bool clock_valid = false, settled = false;
@@ -241,6 +246,21 @@ Pool::~Pool()
 		ops_->device_close(ctx_, dev_);
 	if (e_)
 		engine_release();
+}
+
+Pool::Pool(Inert) noexcept : err_(-ENODEV)
+{
+}
+
+Pool &Pool::inert() noexcept
+{
+	static Pool p{Inert{}}; /* opens nothing */
+	return p;
+}
+
+Pool *or_inert(Pool *p) noexcept
+{
+	return p ? p : &Pool::inert();
 }
 
 Lane *Pool::lane(std::uint32_t tid) const noexcept
@@ -383,8 +403,14 @@ Pool::Slot *Pool::find(const void *slice) const noexcept
 void Pool::remember_refusal(const Lane *l, Route *rt, std::uint64_t bytes, bool called) const noexcept
 {
 	rt->refused = true;
-	rt->refused_seq = l->pass_seq; /* read before the call: no wake-up is lost */
-	rt->refused_settled = settled_.load(RLX);
+	/* The room sequence and the settled bytes from one instant before the
+	 * refusal: the start of the pass that called, or the re-ask whose
+	 * budget ran out. So no wake-up and no settled byte is lost: those of
+	 * the last slices in flight, completing between the refusal and now,
+	 * count towards the re-ask (else a route with nothing left in flight
+	 * would wait out its epochs). */
+	rt->refused_seq = called ? l->pass_seq : rt->asked_seq;
+	rt->refused_settled = called ? l->pass_settled : rt->asked_settled;
 	rt->refused_bytes = bytes;
 	if (called && rt->growth) {
 		bool more = rt->growth_bytes > rt->budget;
@@ -419,6 +445,7 @@ int Pool::admit(Lane *l, Route *rt, const SliceInfo &si) noexcept
 	if (!l->in_pass) {
 		l->in_pass = true;
 		l->pass_seq = mcc_engine_room_seq(e_);
+		l->pass_settled = settled_.load(RLX);
 	}
 	if (rt->refused) {
 		/* no room can be back since this lane was refused here: do not ask
@@ -431,7 +458,9 @@ int Pool::admit(Lane *l, Route *rt, const SliceInfo &si) noexcept
 			return MCC_DEFER;
 		}
 		rt->refused = false;
-		rt->budget = settled_.load(RLX) - rt->refused_settled;
+		rt->asked_seq = mcc_engine_room_seq(e_);
+		rt->asked_settled = settled_.load(RLX);
+		rt->budget = rt->asked_settled - rt->refused_settled;
 		rt->budgeted = rt->budget >= rt->refused_bytes && /* else the epochs passed */
 		               mcc_engine_now(e_) < rt->refused_call_until;
 		rt->growth = !rt->budgeted;

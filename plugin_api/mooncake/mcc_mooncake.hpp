@@ -69,6 +69,7 @@
 #include "mcc.hpp"
 
 #include <atomic>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -156,6 +157,14 @@ public:
 	/* false: mode off, or the engine/device could not be opened (error()) */
 	bool enabled() const noexcept { return enabled_; }
 	int error() const noexcept { return err_; }
+
+	/* The process's inert Pool: never enabled (error() -ENODEV), opens no
+	 * engine; every call on it admits everything and does nothing, as in
+	 * mode off. For a context that has no Pool of its own: an engine object
+	 * built on a context that was never constructed (TE's unit tests build
+	 * WorkerPools so), a TENT context that is not an RDMA device. See
+	 * or_inert(). */
+	static Pool &inert() noexcept;
 
 	/* The lane of worker `tid`, NULL when disabled or out of range. */
 	Lane *lane(std::uint32_t tid) const noexcept;
@@ -301,6 +310,8 @@ public:
 	static const std::size_t kMaxQps = 64;
 
 private:
+	struct Inert {};
+	explicit Pool(Inert) noexcept;
 	struct Slot;
 	std::size_t home(std::uintptr_t key) const noexcept;
 	Slot *claim(const void *slice) noexcept;
@@ -333,6 +344,12 @@ private:
 	 * (a growth ask); doubled up to the max while such asks find nothing */
 	static const std::uint64_t kGrowthEpochs = 4, kGrowthEpochsMax = 64;
 };
+
+/* p, or the inert Pool when p is NULL: an engine's accessor returns
+ * or_inert(member.get()), so no call site needs a NULL check. Declared here
+ * (not inline) so that a header that only forward-declares Pool can
+ * declare it too. */
+Pool *or_inert(Pool *p) noexcept;
 
 /* --------------------------------------------------- process-wide calls */
 

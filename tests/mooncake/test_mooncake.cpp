@@ -485,6 +485,54 @@ static void test_off(const char *moddir)
 	unlink(ini.c_str());
 }
 
+// The inert Pool an engine's accessor returns for a context without a Pool
+// of its own (or_inert(nullptr)): Mooncake's unit tests build WorkerPools
+// on contexts that were never constructed, TENT keeps non-RDMA contexts.
+// Every call site's call on it admits, settles nothing and never crashes,
+// while a real Pool of an enforcing engine is open beside it.
+static void test_inert(const char *moddir)
+{
+	std::string ini = use_ini(moddir, "[policy]\nmode = enforce\n");
+	{
+		Rail a("mlx5_0", 0, "10.0.0.2:12001@mlx5_0", 100);
+		CHECK(a.pool.enabled());
+		CHECK(mm::or_inert(&a.pool) == &a.pool);
+		mm::Pool *p = mm::or_inert(nullptr);
+		CHECK(p == &mm::Pool::inert() && p != &a.pool);
+		CHECK(!p->enabled() && p->error() == -ENODEV);
+		p->bind_thread(0); // TE's transferWorker
+		CHECK(p->lane(0) == nullptr && p->this_lane() == nullptr);
+		FakeEndpoint ep(500);
+		mm::Route *r = p->route(p->this_lane(), std::string("10.0.0.5:1@mlx5_0"), &ep, ep.qp_list);
+		CHECK(r == nullptr);
+		FakeSlice sl[4] = {{65536, 1, &tasks[0], 0}, {65536, 1, &tasks[0], 0},
+		                   {65536, 1, &tasks[0], 0}, {65536, 1, &tasks[0], 0}};
+		FakeSlice *list[4] = {&sl[0], &sl[1], &sl[2], &sl[3]};
+		CHECK(p->admit_prefix(p->this_lane(), r, list, 4, [](FakeSlice *s) {
+			return mm::SliceInfo{s, s->length, s->task->batch_id, s->task, 0};
+		}) == 4);
+		p->unposted(p->this_lane(), &sl[3]);
+		CHECK(p->end_post_pass(p->this_lane()) == 0);
+		CHECK(p->complete_wc(p->lane(0), fake_wc(&sl[0], WC_SUCCESS, 500), 1) == 0);
+		p->end_poll_pass(p->lane(0), 1);
+		FakeAsync ev;
+		std::memset(&ev, 0, sizeof(ev));
+		ev.event_type = EV_QP_FATAL;
+		ev.element.qp = ep.qp_list[0];
+		CHECK(p->async_event(ev) == 0);
+		p->endpoint_retired(ep.qp_list);
+		CHECK(p->setup_failed(MCC_ENGINE_SETUP_HANDSHAKE, "x", 1, -EIO) == 0);
+		CHECK(p->reclaim() == 0);
+		mm::Stats st = p->stats();
+		CHECK(st.admitted == 0 && st.refused_calls == 0 && st.completions == 0);
+		// the real Pool beside it is untouched: it still admits and settles
+		enqueue(a, 2, &tasks[0]);
+		CHECK(a.post_pass(2) == 2 && a.poll_pass(WC_SUCCESS) == 2);
+		CHECK(a.pool.stats().admitted == 2 && a.pool.stats().completions == 2);
+	}
+	unlink(ini.c_str());
+}
+
 // A slow path beside a fast one: rail a's window is full and one of its
 // slices completes every 3 ms (Soft-RoCE under TCG: ~3 ms per 64 KiB),
 // while rail b, another device, settles slices every 250 us. Each of b's
@@ -591,5 +639,6 @@ int main()
 	test_tent_roles(moddir);
 	test_slow_path(moddir);
 	test_off(moddir);
+	test_inert(moddir);
 	return check_cxx_result("test_mooncake");
 }
