@@ -520,6 +520,9 @@ static void test_inert(const char *moddir)
 		ev.event_type = EV_QP_FATAL;
 		ev.element.qp = ep.qp_list[0];
 		CHECK(p->async_event(ev) == 0);
+		ev.element.qp = nullptr; // TE's drain test injects events like this
+		CHECK(p->async_event(ev) == 0);
+		CHECK(a.pool.async_event(ev) == -EINVAL);
 		p->endpoint_retired(ep.qp_list);
 		CHECK(p->setup_failed(MCC_ENGINE_SETUP_HANDSHAKE, "x", 1, -EIO) == 0);
 		CHECK(p->reclaim() == 0);
