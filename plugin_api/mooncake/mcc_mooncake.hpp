@@ -11,6 +11,7 @@
  *   TE object / thread                     adapter
  *   -------------------------------------  -----------------------------------
  *   WorkerPool constructor / destructor    Pool(desc) / ~Pool
+ *   the context's accessor                 or_inert(pool)    (never NULL)
  *   worker thread start                    pool.bind_thread(tid)
  *   post site, per QP chunk                route(), admit_prefix()
  *   ibv_post_send bad_wr                   unposted()
