@@ -299,7 +299,9 @@ struct mcc_init_out_v1 {
 struct mcc_device_desc_v1 {
 	uint32_t struct_size;
 	uint32_t device_id;     /* host index (TE context index, TENT NicID) */
-	const char *name;       /* e.g. "mlx5_0"; copied */
+	const char *name;       /* the kernel's name, e.g. "mlx5_0"; copied. The
+	                         * shipped modules look it up in sysfs to tell a
+	                         * software transport (rxe, siw) from an HCA */
 	uint32_t num_ports;
 	uint32_t reserved0;
 	uint64_t link_rate_bps; /* 0 when unknown */

@@ -354,6 +354,25 @@ static void gather(struct mcc_dom *d)
 	}
 }
 
+/* The slow delivery rate and its peak (control.c "A software device"), in
+ * epochs with at least a quarter of the window in flight: a batch's last
+ * slices, or an application between batches, deliver little because little
+ * is there, not because the path collapsed. From 0, so a first epoch's burst
+ * is not the peak. */
+static void slow_rate(struct mcc_ctl *cs, uint64_t dt, uint64_t now)
+{
+	double k = dt >= MCC_SW_RATE_TAU_NS ? 1.0 : (double)dt / (double)MCC_SW_RATE_TAU_NS;
+	double rs = (double)cs->rate_slow;
+	cs->rate_slow = sat_u64(rs + ((double)cs->ep_rate - rs) * k);
+	if (now - cs->peak_t0 >= MCC_SW_PEAK_NS) {
+		cs->peak_prev = cs->peak_cur;
+		cs->peak_cur = 0;
+		cs->peak_t0 = now;
+	}
+	if (cs->rate_slow > cs->peak_cur)
+		cs->peak_cur = cs->rate_slow;
+}
+
 /* First pass over every domain: feedback of the epoch, delivery rate,
  * in-flight and drain time. No state changes. */
 static void measure(struct mcc_dom *d, uint64_t dt, uint64_t now)
@@ -363,8 +382,11 @@ static void measure(struct mcc_dom *d, uint64_t dt, uint64_t now)
 	uint64_t shared = mcc_dom_inflight(d);
 	uint64_t actual = shared > cs->tmp_credit ? shared - cs->tmp_credit : 0;
 	cs->ep_rate = dt ? sat_u64((double)cs->ep_bytes * 1e9 / (double)dt) : 0;
-	if (dt && (cs->ep_bytes || actual))
+	if (dt && (cs->ep_bytes || actual)) {
 		cs->rate = cs->rate ? (3 * cs->rate + cs->ep_rate) / 4 : cs->ep_rate;
+		if (4 * actual >= atomic_load_explicit(&d->window, RLX))
+			slow_rate(cs, dt, now); /* backlogged: not an application's pause */
+	}
 	if (cs->ep_bytes || !actual) {
 		cs->drained_ns = now;
 		cs->dlv_rate = cs->rate;
@@ -445,6 +467,36 @@ static void base_learn(struct mcc_ctl *cs)
 	}
 }
 
+/*
+ * A software device (see README.md "A software device"): rdma_rxe and siw
+ * run the transport on the host's CPUs, so the device serialises at
+ * whatever rate the host gives it, not at its port's nominal rate, and that
+ * rate keeps rising with the bytes in flight (fewer, larger batches). Its
+ * paths' drain time therefore grows with the window like a queue behind a
+ * bottleneck, but the queue is the host's own. On such a device queueing
+ * counts only while the delivery rate has collapsed: the rate smoothed over
+ * 250 ms of backlogged epochs (slow_rate) below half its peak over the last
+ * 1-2 s (a shaped or congested egress, a stalled peer). Hardware devices are
+ * not affected.
+ */
+static bool software_path(const struct mcc_dom *d)
+{
+	const struct mcc_device *dv =
+	        d->kind == MCC_DOM_DEVICE ? (const struct mcc_device *)d
+	                                  : atomic_load_explicit(&((const struct mcc_route *)d)->dev, RLX);
+	return dv && dv->software;
+}
+
+static uint64_t queueing(const struct mcc_dom *d)
+{
+	const struct mcc_ctl *cs = &d->cs;
+	uint64_t q = sub0(cs->excess_us, cs->base_us);
+	if (!q || !software_path(d))
+		return q;
+	uint64_t peak = cs->peak_prev > cs->peak_cur ? cs->peak_prev : cs->peak_cur;
+	return cs->rate_slow < peak / 2 ? q : 0;
+}
+
 /* One epoch of the control law (law.h) for a HEALTHY, CONGESTED or SUSPECT
  * domain; the core applies the answer: window (a smaller one counts as a
  * cut) and congestion (the state, or where SUSPECT returns to). */
@@ -497,7 +549,7 @@ static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 	bool based = cs->base_n || cs->base_prev_ok; /* a base from earlier epochs */
 	if (cs->ep_compl)
 		base_learn(cs);
-	uint64_t q = sub0(cs->excess_us, cs->base_us); /* queueing beyond the base */
+	uint64_t q = queueing(d); /* beyond the base */
 	bool high = q > p->target_drain_us || rnr || grew;
 
 	uint32_t from = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));

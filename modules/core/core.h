@@ -49,6 +49,11 @@
 /* base of a path's drain time: minimum over the last 1-2 buckets of this
  * many epochs with completions (0.5-1 s at the default 1 ms epoch) */
 #define MCC_BASE_EPOCHS 512u
+/* a software device's paths (control.c "A software device"): delivery rate
+ * smoothed with this time constant, and its peak over the last 1-2 buckets
+ * of MCC_SW_PEAK_NS (wall time: a slow path completes in few epochs) */
+#define MCC_SW_RATE_TAU_NS 250000000ull
+#define MCC_SW_PEAK_NS 1000000000ull
 /* credit mode needs this many admissions in the last epoch: below it a
  * shared CAS per slice costs nothing measurable and keeps stats exact */
 #define MCC_CREDIT_MIN_ADMITS 64u
@@ -170,6 +175,10 @@ struct mcc_ctl {
 	uint64_t base_us, base_cur, base_prev;
 	uint32_t base_n;     /* epochs in the current bucket */
 	bool base_prev_ok;   /* base_prev holds a full bucket */
+	/* a software device's paths (control.c "A software device"): the
+	 * delivery rate smoothed over MCC_SW_RATE_TAU_NS of active epochs, its
+	 * peak in the bucket started at peak_t0 and in the one before */
+	uint64_t rate_slow, peak_cur, peak_prev, peak_t0;
 	struct mcc_law_state law; /* the control law's own (law.h) */
 	/* this epoch's measurement (tick: measured for every domain before any
 	 * state changes, see control.c "Pressure") */
@@ -271,6 +280,7 @@ struct mcc_device {
 	uint32_t device_id;
 	uint32_t num_ports;
 	uint64_t link_rate_bps;
+	bool software; /* rdma_rxe, siw: serialises on the host (policy.c) */
 	char name[64];
 };
 

@@ -7,6 +7,11 @@
  * NORMAL through task_query.
  */
 #include <infiniband/verbs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cu_driver.h"
 #include "harness.h"
@@ -171,11 +176,186 @@ static void test_probe_recovery_then_clean_tasks_read_normal(void)
 	th_free(h);
 }
 
+/* A fake sysfs for the software-device rule: rxe_t is a software
+ * transport (class/infiniband/rxe_t, no "device" link), mlx5_h a PCI HCA
+ * (with one). $MCC_SYSFS_ROOT points the core at it. */
+static char sysfs[64];
+
+static void sysfs_make(void)
+{
+	char p[128];
+	strcpy(sysfs, "/tmp/mcc-sysfs-XXXXXX");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(sysfs));
+	const char *dirs[] = { "class", "class/infiniband", "class/infiniband/rxe_t",
+		               "class/infiniband/mlx5_h", "class/infiniband/mlx5_h/device" };
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", sysfs, dirs[i]);
+		CU_ASSERT_EQUAL_FATAL(mkdir(p, 0700), 0);
+	}
+	setenv("MCC_SYSFS_ROOT", sysfs, 1);
+}
+
+static void sysfs_remove(void)
+{
+	char p[128];
+	const char *dirs[] = { "class/infiniband/mlx5_h/device", "class/infiniband/mlx5_h",
+		               "class/infiniband/rxe_t", "class/infiniband", "class", "" };
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", sysfs, dirs[i]);
+		CU_ASSERT_EQUAL(rmdir(p), 0);
+	}
+	unsetenv("MCC_SYSFS_ROOT");
+}
+
+/* One epoch of a path limited by its own sender (Soft-RoCE: the host runs
+ * the transport): the window is kept full, `per8` 64 KiB slices complete
+ * every 8 epochs whatever the window, and each waited as long as the
+ * slices in flight need at that rate (Little's law). Returns the
+ * completions. */
+static unsigned sender_limited_epoch(struct th *h, mcc_route *r, unsigned per8, int e)
+{
+	unsigned want = (unsigned)(th_rwin(h, r) / (64 * KiB)), live = th_live(h);
+	if (want > live)
+		th_push(h, r, want - live, 64 * KiB, h->gen);
+	live = th_live(h);
+	unsigned n = per8 * (unsigned)(e + 1) / 8 - per8 * (unsigned)e / 8;
+	h->lat_ns = (uint64_t)live * 8 * EPOCH_NS / per8;
+	n = th_pop(h, n, IBV_WC_SUCCESS);
+	th_tick(h);
+	return n;
+}
+
+/* (e) A software device (rdma_rxe, siw) serialises on the host: delivery
+ * stays flat while the drain time grows with the window. On rxe_t that is
+ * the host's own queue: HEALTHY at the full window, never cut. The same
+ * traffic on a hardware device (mlx5_h, a PCI HCA; 400 Gb/s link, so the
+ * local serialisation is negligible) is queueing behind a bottleneck:
+ * CONGESTED and cut. */
+static void test_software_device_own_queue_is_not_congestion(void)
+{
+	sysfs_make();
+	const char *names[] = { "rxe_t", "mlx5_h" };
+	for (int k = 0; k < 2; k++) {
+		struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+		mcc_device *d = th_dev_named(h, 0, names[k], 400000000000ull);
+		mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+		uint64_t cong = 0, wmin = UINT64_MAX;
+		for (int e = 0; e < 1500; e++) {
+			sender_limited_epoch(h, r, 16, e); /* 2 slices per ms: 131 MB/s */
+			cong += th_rstate(h, r) == MCC_PATH_CONGESTED;
+			if (e >= 100 && th_rwin(h, r) < wmin)
+				wmin = th_rwin(h, r);
+		}
+		struct mcc_domain_stats_v1 rs = th_rs(h, r), ds = th_ds(h, d);
+		if (k == 0) {
+			CU_ASSERT_EQUAL(cong, 0);
+			CU_ASSERT_EQUAL(rs.state, MCC_PATH_HEALTHY);
+			CU_ASSERT_EQUAL(ds.state, MCC_PATH_HEALTHY);
+			CU_ASSERT_EQUAL(rs.window_bytes, 16 * MiB);
+			CU_ASSERT_EQUAL(rs.window_cuts + ds.window_cuts, 0);
+			CU_ASSERT(rs.drain_us >= 100000); /* 16 MiB at 131 MB/s */
+		} else {
+			CU_ASSERT(cong > 0);
+			CU_ASSERT(rs.window_cuts > 0);
+			CU_ASSERT(wmin <= 1 * MiB); /* held down after slow start */
+		}
+		if (k == 0)
+			CU_ASSERT_EQUAL(wmin, 16 * MiB);
+		th_free(h);
+	}
+	sysfs_remove();
+}
+
+/* (f) The same software path, then its delivery collapses 16-fold (a
+ * shaped egress, "tc qdisc ... tbf" in make check-softroce's verbs_tbf):
+ * its queueing counts again, CONGESTED and the window cut, never
+ * quarantined. */
+static void test_software_device_rate_collapse_is_congestion(void)
+{
+	sysfs_make();
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev_named(h, 0, "rxe_t", 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	int e = 0;
+	for (; e < 1500; e++)
+		sender_limited_epoch(h, r, 16, e);
+	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(th_rwin(h, r), 16 * MiB);
+	uint64_t cong = 0;
+	for (int k = 0; k < 400; k++, e++) {
+		sender_limited_epoch(h, r, 1, e); /* 1 slice per 8 ms: 8 MB/s */
+		cong += th_rstate(h, r) == MCC_PATH_CONGESTED;
+	}
+	struct mcc_domain_stats_v1 rs = th_rs(h, r);
+	CU_ASSERT(cong > 0);
+	CU_ASSERT(rs.window_cuts > 0);
+	CU_ASSERT(rs.window_bytes < 16 * MiB);
+	CU_ASSERT_EQUAL(rs.quarantines, 0);
+	th_free(h);
+	sysfs_remove();
+}
+
+/* (g) The tail of a batch on a software device: after steady traffic the
+ * application stops with one slice still in flight, which takes 300 ms
+ * (nothing else is queued: the path delivers little because little is
+ * there). Not a collapse: no cut, HEALTHY. */
+static void test_software_device_batch_tail_is_not_collapse(void)
+{
+	sysfs_make();
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	mcc_device *d = th_dev_named(h, 0, "rxe_t", 0);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	for (int e = 0; e < 1500; e++)
+		sender_limited_epoch(h, r, 16, e);
+	th_drain(h);
+	th_tick(h);
+	struct mcc_permit_v1 p;
+	CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
+	th_ticks(h, 300);
+	h->lat_ns = 300 * EPOCH_NS;
+	th_wc(h, &p, IBV_WC_SUCCESS, 0);
+	th_ticks(h, 5);
+	struct mcc_domain_stats_v1 rs = th_rs(h, r), ds = th_ds(h, d);
+	CU_ASSERT_EQUAL(rs.state, MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(ds.state, MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(rs.window_cuts + ds.window_cuts, 0);
+	CU_ASSERT_EQUAL(rs.window_bytes, 16 * MiB);
+	th_free(h);
+	sysfs_remove();
+}
+
+/* Bad device names never reach outside class/infiniband and never make a
+ * device software: NULL, empty, ".", "..", a path, a name longer than the
+ * lookup buffer, a name sysfs does not know. The software device logs one
+ * INFO line at device_open; a hardware one none. */
+static void test_software_device_names(void)
+{
+	sysfs_make();
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	char longname[700];
+	memset(longname, 'r', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	const char *hw[] = { NULL, "", ".", "..", "../infiniband/rxe_t", "rxe_t/", "/rxe_t",
+		             longname, "rxe_unknown", "mlx5_h" };
+	unsigned logs = h->logs;
+	for (uint32_t i = 0; i < sizeof(hw) / sizeof(hw[0]); i++)
+		th_dev_named(h, i, hw[i], 0);
+	CU_ASSERT_EQUAL(h->logs, logs);
+	th_dev_named(h, 99, "rxe_t", 0);
+	CU_ASSERT_EQUAL(h->logs, logs + 1);
+	th_free(h);
+	sysfs_remove();
+}
+
 MCC_CU_SUITE(t_init_base_tests, "policy_base", NULL, NULL,
              test_constant_base_latency_is_not_congestion,
              test_queueing_above_the_base_is_congestion,
              test_first_burst_bounded_then_doubles_to_max,
              test_route_starts_at_its_share_of_a_grown_device,
-             test_probe_recovery_then_clean_tasks_read_normal)
+             test_probe_recovery_then_clean_tasks_read_normal,
+             test_software_device_own_queue_is_not_congestion,
+             test_software_device_rate_collapse_is_congestion,
+             test_software_device_batch_tail_is_not_collapse,
+             test_software_device_names)
 
 MCC_CU_MAIN(t_init_base_tests)
