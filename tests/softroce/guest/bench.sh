@@ -7,8 +7,9 @@
 #   nocc       the TE host with the hooks compiled out (mcc_verbs_run_nocc)
 #   off        the TE host, hooks in, mode = off (null module)
 #   observe    mode = observe
-#   enforce    mode = enforce (aimd), target_drain_us scaled to the emulated
-#              link (100 ms; the 200 us default is unreachable under TCG)
+#   enforce    mode = enforce (aimd), target_drain_us 100 ms (the emulated
+#              link's scale; before the software-device rule the 200 us
+#              default held the route at its minimum window)
 #   enforce200 mode = enforce with every default (target_drain_us = 200)
 # The TE host moves MSGS x 64 KiB as 1 MiB tasks, 8 in flight (128 WRs of
 # 64 KiB outstanding, like ib_write_bw's tx depth), every byte verified.
