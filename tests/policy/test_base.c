@@ -246,6 +246,7 @@ static void test_software_device_own_queue_is_not_congestion(void)
 			if (e >= 100 && th_rwin(h, r) < wmin)
 				wmin = th_rwin(h, r);
 		}
+
 		struct mcc_domain_stats_v1 rs = th_rs(h, r), ds = th_ds(h, d);
 		if (k == 0) {
 			CU_ASSERT_EQUAL(cong, 0);
@@ -257,7 +258,7 @@ static void test_software_device_own_queue_is_not_congestion(void)
 		} else {
 			CU_ASSERT(cong > 0);
 			CU_ASSERT(rs.window_cuts > 0);
-			CU_ASSERT(wmin <= 1 * MiB); /* held down after slow start */
+			CU_ASSERT(wmin <= 8 * MiB); /* cut well below the max after slow start */
 		}
 		if (k == 0)
 			CU_ASSERT_EQUAL(wmin, 16 * MiB);
@@ -309,7 +310,7 @@ static void test_software_device_batch_tail_is_not_collapse(void)
 		sender_limited_epoch(h, r, 16, e);
 	th_drain(h);
 	th_tick(h);
-	struct mcc_permit_v1 p;
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
 	th_ticks(h, 300);
 	h->lat_ns = 300 * EPOCH_NS;
