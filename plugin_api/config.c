@@ -143,7 +143,7 @@ struct key_spec {
  *   epoch_us              us       1000      1    10,000,000 (10 s)
  *   md_percent            percent  50        1    99
  *   fast_recovery_epochs  epochs   5         1    64 (2^-64 of the gap is 0)
- *   ai_bytes              bytes    65536     1    2^40
+ *   ai_bytes              bytes    262144    1    2^40
  *   probe_successes       count    3         1    1,000,000
  *   evidence_tasks        tasks    65536     1    16,777,216 (2^24)
  *   recorder_entries      entries  4096      1    16,777,216, a power of two
@@ -181,7 +181,7 @@ static const struct key_spec keys[K_COUNT_] = {
 	NUM(K_EPOCH_US, epoch_us, EPOCH_US, KT_U32, 1000, 1, US_MAX, 0),
 	NUM(K_MD_PERCENT, md_percent, MD_PERCENT, KT_U32, 50, 1, 99, 0),
 	NUM(K_FAST_RECOVERY_EPOCHS, fast_recovery_epochs, FAST_RECOVERY_EPOCHS, KT_U32, 5, 1, 64, 0),
-	NUM(K_AI_BYTES, ai_bytes, AI_BYTES, KT_U64, 65536, 1, BYTES_MAX, 0),
+	NUM(K_AI_BYTES, ai_bytes, AI_BYTES, KT_U64, 262144, 1, BYTES_MAX, 0),
 	NUM(K_PROBE_SUCCESSES, probe_successes, PROBE_SUCCESSES, KT_U32, 3, 1, COUNT_MAX, 0),
 	NUM(K_EVIDENCE_TASKS, evidence_tasks, EVIDENCE_TASKS, KT_U32, 65536, 1, TABLE_MAX, 0),
 	NUM(K_RECORDER_ENTRIES, recorder_entries, RECORDER_ENTRIES, KT_U32, 4096, 1, TABLE_MAX,

@@ -21,7 +21,7 @@ static void params_from(struct mcc_params *p, const struct mcc_config_v1 *cfg)
 		.min_window = 131072,
 		.max_window = 16777216,
 		.probe_window = 0,
-		.ai_bytes = 65536,
+		.ai_bytes = 262144,
 		.target_drain_us = 200,
 		.high_epochs = 2,
 		.low_epochs = 4,

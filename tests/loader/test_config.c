@@ -73,7 +73,7 @@ static void test_defaults_are_the_documented_values(void)
 	CU_ASSERT_EQUAL(c.policy.epoch_us, 1000);
 	CU_ASSERT_EQUAL(c.policy.md_percent, 50);
 	CU_ASSERT_EQUAL(c.policy.fast_recovery_epochs, 5);
-	CU_ASSERT_EQUAL(c.policy.ai_bytes, 65536);
+	CU_ASSERT_EQUAL(c.policy.ai_bytes, 262144);
 	CU_ASSERT_EQUAL(c.policy.probe_successes, 3);
 	CU_ASSERT_EQUAL(c.policy.evidence_tasks, 65536);
 	CU_ASSERT_EQUAL(c.policy.recorder_entries, 4096);

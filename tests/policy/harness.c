@@ -47,7 +47,7 @@ void th_cfg_defaults(struct mcc_config_v1 *c)
 	c->epoch_us = 1000;
 	c->md_percent = 50;
 	c->fast_recovery_epochs = 5;
-	c->ai_bytes = 65536;
+	c->ai_bytes = 262144;
 	c->probe_successes = 3;
 	c->evidence_tasks = 65536;
 	c->recorder_entries = 4096;

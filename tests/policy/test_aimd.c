@@ -129,11 +129,10 @@ static void test_fast_recovery_halves_gap_then_additive_growth(void)
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 4 * MiB);
 	th_calm(f.h, f.r, 3);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 4 * MiB);
-	const uint64_t ai = f.h->cfg.ai_bytes;
 	uint64_t expect[] = { 6 * MiB, 7 * MiB, 7 * MiB + 512 * KiB, 7 * MiB + 768 * KiB,
-		              7 * MiB + 896 * KiB,      /* 5 fast-recovery epochs */
-		              7 * MiB + 896 * KiB + ai, /* then + ai_bytes */
-		              7 * MiB + 896 * KiB + 2 * ai };
+		              7 * MiB + 896 * KiB,           /* 5 fast-recovery epochs */
+		              7 * MiB + 896 * KiB + 256 * KiB, /* then + ai_bytes */
+		              7 * MiB + 896 * KiB + 512 * KiB };
 	for (unsigned i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
 		th_calm(f.h, f.r, 1);
 		CU_ASSERT_EQUAL(th_rwin(f.h, f.r), expect[i]);
@@ -152,7 +151,7 @@ static void test_window_clamped_to_min_and_max(void)
 	}
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 128 * KiB);
 	CU_ASSERT(th_rs(f.h, f.r).window_cuts <= 20); /* at most one per epoch */
-	th_calm(f.h, f.r, 400); /* 64 KiB (ai_bytes) per calm epoch after fast recovery */
+	th_calm(f.h, f.r, 200);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 16 * MiB);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
 	th_free(f.h);
