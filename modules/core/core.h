@@ -176,7 +176,7 @@ struct mcc_ctl {
 	uint32_t base_n;     /* epochs in the current bucket */
 	bool base_prev_ok;   /* base_prev holds a full bucket */
 	/* a software device's paths (control.c "A software device"): the
-	 * delivery rate smoothed over MCC_SW_RATE_TAU_NS of active epochs, its
+	 * delivery rate smoothed over MCC_SW_RATE_TAU_NS of backlogged epochs, its
 	 * peak in the bucket started at peak_t0 and in the one before */
 	uint64_t rate_slow, peak_cur, peak_prev, peak_t0;
 	struct mcc_law_state law; /* the control law's own (law.h) */
