@@ -265,17 +265,24 @@ static void recover(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
  * healthy path with 8 x 1 MiB outstanding is not congested), so pressure is
  * the EXCESS of D over local serialisation:
  *
- *   route:   excess = D_route - B_dev / C   (its device's whole backlog is
- *                                            ahead of it in the NIC)
- *   device:  excess = D_dev - B_dev / C = D_dev x (1 - R_dev / C)
+ *   route:   excess = D_route - u x B_dev / C   (its device's whole backlog
+ *                                                is ahead of it in the NIC)
+ *   device:  excess = D_dev - u x B_dev / C = D_dev x (1 - u x R_dev / C)
+ *   u = min(1, R_dev / (MCC_NIC_BOUND_PCT % of C))
  *
  * with C = link_rate_bps / 8 of the device (unknown: 0, no local part). On a
  * healthy path R = C and the excess is ~0 whatever the backlog; when the
  * bottleneck is beyond the device (incast, PFC pause, a slow receiver) R
- * drops below C and the excess tends to D. The excess scales with the
- * backlog, so a small window that under-fills the pipe (a lower R) does not
- * feed back into more pressure, and a burst draining down (long latencies,
- * little left in flight) is not mistaken for congestion.
+ * drops below C and the excess tends to D. A NIC that runs below 80 % of its
+ * line rate is not what holds its backlog back: its bytes wait at the
+ * bottleneck beyond it, so they count as local only in proportion to its
+ * use u. Without u, a sender behind a first-in-first-out bottleneck as fast
+ * as its own link never saw its own bytes there (they added B/C to D and
+ * to the local part alike): in the model's 16:1 TENT incast one sender
+ * whose base held the others' queue grew alone to 1.2 MiB. The excess
+ * scales with the backlog, so a small window that under-fills the pipe (a
+ * lower R) does not feed back into more pressure, and a burst draining down
+ * (long latencies, little left in flight) is not mistaken for congestion.
  *
  * Route-limited routes do not drive their device (RFC WC matrix: receiver
  * pressure only "on the receiving route ... do not affect other receivers
@@ -317,11 +324,16 @@ static uint64_t gap_capped(const struct mcc_ctl *cs, uint64_t bytes, uint64_t dr
 	return drain_us && drain_us < cap ? drain_us : cap;
 }
 
-/* Time (us) the local NIC needs to serialise the backlog of a domain with
- * rate `rate` (bytes/s) and drain time `drain_us`, at `cap` bytes/s. */
+/* Time (us) of local serialisation in the drain time `drain_us` of a domain
+ * with rate `rate` (bytes/s) at `cap` bytes/s: the backlog's time at line
+ * rate, in full while the NIC runs at MCC_NIC_BOUND_PCT of `cap` or more,
+ * else in proportion to its use (see "Pressure" above). */
 static uint64_t local_us(uint64_t rate, uint64_t drain_us, uint64_t cap)
 {
-	return cap ? sat_u64((double)rate * (double)drain_us / (double)cap) : 0;
+	if (!cap)
+		return 0;
+	double use = (double)rate * 100.0 / ((double)MCC_NIC_BOUND_PCT * (double)cap);
+	return sat_u64((double)rate * (double)drain_us / (double)cap * (use < 1.0 ? use : 1.0));
 }
 
 static uint64_t sub0(uint64_t a, uint64_t b)

@@ -54,6 +54,10 @@
  * of MCC_SW_PEAK_NS (wall time: a slow path completes in few epochs) */
 #define MCC_SW_RATE_TAU_NS 250000000ull
 #define MCC_SW_PEAK_NS 1000000000ull
+/* a NIC delivering at least this share of its line rate is the bottleneck
+ * of its own backlog; below it the backlog counts as local serialisation
+ * only in proportion (control.c "Pressure") */
+#define MCC_NIC_BOUND_PCT 80u
 /* credit mode needs this many admissions in the last epoch: below it a
  * shared CAS per slice costs nothing measurable and keeps stats exact */
 #define MCC_CREDIT_MIN_ADMITS 64u

@@ -71,7 +71,8 @@ struct mcc_law {
 };
 
 /* The AIMD law (law_aimd.c): hysteresis, severity-scaled multiplicative
- * decrease, fast recovery, slow start bounded by queueing. */
+ * decrease, fast recovery and additive increase tapered by queueing, slow
+ * start bounded by queueing. */
 extern const struct mcc_law mcc_law_aimd;
 
 #endif /* MCC_CORE_LAW_H */

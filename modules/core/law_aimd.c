@@ -6,7 +6,8 @@
  * Pressure is queueing q beyond the learned base over target_drain_us, or a
  * signal the core measured without delay (receiver-not-ready completions, a
  * growing backlog). Anchors: md 0.5 and additive increase per clean run as in
- * NCCL/UCX-style AIMD; hysteresis of high_pressure_epochs / low_pressure_epochs
+ * NCCL/UCX-style AIMD, the increase tapered as queueing nears the hold band
+ * (as the delay-target law and Swift scale theirs); hysteresis of high_pressure_epochs / low_pressure_epochs
  * epochs as the RFC's state machine asks.
  */
 #include "core.h"
@@ -32,6 +33,21 @@ static uint64_t aimd_start(const struct mcc_params *p, struct mcc_law_state *ls,
 	return w0;
 }
 
+/* A growth step of a window w under queueing q (2 q <= t): at most half the
+ * window, so no epoch grows faster than slow start would, and scaled by the
+ * headroom left below the hold band, whole at no queueing and none at
+ * t / 2. Senders behind one bottleneck see the same queueing and take their
+ * steps in the same epochs; smaller steps as the queue builds keep their
+ * sum from overshooting it. */
+static uint64_t grow_step(uint64_t step, uint64_t w, uint64_t q, uint64_t t)
+{
+	if (step > w / 2)
+		step = w / 2;
+	if (2 * q >= t)
+		return 0;
+	return (uint64_t)((double)step * (double)(t - 2 * q) / (double)t);
+}
+
 /*
  * One epoch. The multiplicative decrease is scaled by the severity
  * queueing / (2 x target), capped at 1; a signal without a delay measure
@@ -46,6 +62,11 @@ static uint64_t aimd_start(const struct mcc_params *p, struct mcc_law_state *ls,
  * mostly takes that path). A cut of a window far above what the domain uses
  * changes nothing, so it is absorbed at once and the next epoch cuts again:
  * the window reaches the in-flight level within a few epochs.
+ *
+ * Growth after low_pressure_epochs calm epochs (queueing at most target /
+ * 2): fast recovery halves the gap to the window before the last cut for
+ * fast_recovery_epochs epochs, then ai_bytes per epoch, each step through
+ * grow_step() (at most half the window, tapered by queueing).
  */
 static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
                        const struct mcc_law_in *in, struct mcc_law_out *out)
@@ -98,13 +119,15 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 	} else if (in->clean) {
 		ls->high_streak = 0;
 		if (++ls->low_streak >= p->low_epochs && !in->suspect) {
+			uint64_t step;
 			if (ls->fr_left && ls->pre_cut > w) {
-				nw = w + (ls->pre_cut - w + 1) / 2; /* halve the gap */
+				step = (ls->pre_cut - w + 1) / 2; /* halve the gap */
 				ls->fr_left--;
 			} else {
 				ls->fr_left = 0;
-				nw = w + p->ai_bytes;
+				step = p->ai_bytes;
 			}
+			nw = w + grow_step(step, w, q, t);
 			if (nw > p->max_window)
 				nw = p->max_window;
 			out->congested = false;

@@ -633,6 +633,50 @@ static void test_same_backlog_behind_a_remote_bottleneck_is_congestion(void)
 	th_free(h);
 }
 
+/* A sender growing its share of a first-in-first-out bottleneck as fast as
+ * its own link: 48 slices of other senders wait there (3 ms at the line
+ * rate); its own backlog of D slices gets 16 D / (D + 48) slices per ms and
+ * each slice waits (D + 48) / 16 ms. Its own bytes add to its drain time
+ * just what they would take at its line rate, so while its whole backlog
+ * counted as local serialisation its excess stayed 3 ms however much it
+ * queued there: HEALTHY forever, the sender that grew alone to 1.2 MiB in
+ * the model's 16:1 TENT incast. Its NIC, at a quarter to a half of its line
+ * rate, is not what holds its bytes back, so they count as queueing in
+ * proportion (control.c "Pressure"): CONGESTED before D reaches 48. */
+static void test_own_share_of_a_shared_bottleneck_is_queueing(void)
+{
+	struct mcc_config_v1 cfg;
+	th_cfg_defaults(&cfg);
+	cfg.min_window_bytes = 4 * MiB; /* the backlog below always fits */
+	struct th *h = th_new(&mcc_test_aimd_v1, &cfg);
+	mcc_device *d = th_dev_rate(h, 0, LINE_BPS);
+	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct lane_q q = { .h = 0 };
+	unsigned D = 16, acc = 0; /* completions owed, in 1/(D + 48) slices */
+	int e = 0;
+	for (; e < 24 + 64 && th_rstate(h, r) == MCC_PATH_HEALTHY; e++) {
+		if (e >= 24 && e % 2 == 0)
+			D++; /* from 16 slices (a quarter of the link) to 48 (a half) */
+		acc += 16 * D;
+		unsigned n = acc / (D + 48);
+		acc %= D + 48;
+		h->lat_ns = (uint64_t)(D + 48) * EPOCH_NS / 16;
+		q_fill(h, r, &q, D + n);
+		q_done(h, &q, n, IBV_WC_SUCCESS);
+		th_tick(h);
+		if (e == 23) { /* a steady share: its base */
+			CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_HEALTHY);
+			CU_ASSERT_EQUAL(th_rs(h, r).window_cuts, 0);
+		}
+	}
+	CU_ASSERT(e > 24);
+	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_CONGESTED);
+	CU_ASSERT(D < 48);
+	CU_ASSERT_EQUAL(th_rs(h, r).quarantines, 0);
+	q_drain(h, &q);
+	th_free(h);
+}
+
 /* A smaller window that under-fills the pipe lowers the measured rate; the
  * excess drain time scales with what is in flight, so this does not feed
  * back into more pressure (the loop that collapsed TENT's window). */
@@ -800,6 +844,7 @@ MCC_CU_SUITE(t_init_aimd_tests, "policy_aimd", NULL, NULL,
              test_device_domain_runs_its_own_aimd,
              test_line_rate_delivery_with_deep_queue_is_not_congestion,
              test_same_backlog_behind_a_remote_bottleneck_is_congestion,
+             test_own_share_of_a_shared_bottleneck_is_queueing,
              test_underfilled_pipe_does_not_read_as_pressure,
              test_completion_gap_reads_as_linear_drain,
              test_receiver_pressure_on_one_route_spares_the_device,

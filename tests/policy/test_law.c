@@ -126,9 +126,46 @@ static void test_aimd_hysteresis_halving_and_recovery(void)
 	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 2 * P.min_window);
 }
 
+/* AIMD growth after a low run: ai_bytes per calm epoch, at most half the
+ * window, tapered by queueing (whole at none, half at target / 4, none at
+ * target / 2); fast recovery's steps the same way. */
+static void test_aimd_growth_tapers_with_queueing(void)
+{
+	struct mcc_law_state ls = { 0 }; /* HEALTHY, past slow start */
+	struct mcc_law_in in = ep(4 * MiB, 0);
+	for (uint32_t i = 1; i < P.low_epochs; i++)
+		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB);
+	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB + P.ai_bytes);
+	in.q_us = P.target_drain_us / 4;
+	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB + P.ai_bytes / 2);
+	in.q_us = P.target_drain_us / 2 - 1; /* 2 of 200 us headroom left */
+	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB + P.ai_bytes / 100);
+	in.q_us = P.target_drain_us / 2; /* the hold band: no growth, still calm */
+	struct mcc_law_out o = run(&mcc_law_aimd, &ls, &in);
+	CU_ASSERT_EQUAL(o.window, 4 * MiB);
+	CU_ASSERT_FALSE(o.congested);
+	/* a window under 2 x ai_bytes grows by at most half of itself */
+	in = ep(P.min_window, 0);
+	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, P.min_window * 3 / 2);
+	in.q_us = P.target_drain_us / 4;
+	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, P.min_window * 5 / 4);
+	/* fast recovery after a cut 8 -> 4 MiB, at target / 4: a quarter of
+	 * the gap instead of half */
+	memset(&ls, 0, sizeof(ls));
+	in = ep(8 * MiB, 500);
+	run(&mcc_law_aimd, &ls, &in);
+	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB);
+	in = ep(4 * MiB, P.target_drain_us / 4);
+	in.congested = true;
+	for (uint32_t i = 1; i < P.low_epochs; i++)
+		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB);
+	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 5 * MiB);
+}
+
 MCC_CU_SUITE(t_init_law_tests, "law", NULL, NULL,
              test_delay_cut_scales_with_overshoot,
              test_delay_growth_needs_base_use_and_headroom,
-             test_aimd_hysteresis_halving_and_recovery)
+             test_aimd_hysteresis_halving_and_recovery,
+             test_aimd_growth_tapers_with_queueing)
 
 MCC_CU_MAIN(t_init_law_tests)
