@@ -7,8 +7,9 @@
  * signal the core measured without delay (receiver-not-ready completions, a
  * growing backlog). Anchors: md 0.5 and additive increase per clean run as in
  * NCCL/UCX-style AIMD, the increase tapered as queueing nears the hold band
- * (as the delay-target law and Swift scale theirs); hysteresis of high_pressure_epochs / low_pressure_epochs
- * epochs as the RFC's state machine asks.
+ * (as the delay-target law and Swift scale theirs); hysteresis of
+ * high_pressure_epochs / low_pressure_epochs epochs as the RFC's state
+ * machine asks.
  */
 #include "core.h"
 
