@@ -275,7 +275,9 @@ struct mcc_config_v1 {
 	uint32_t epoch_us;            /* expected tick period */
 	uint32_t md_percent;          /* multiplicative decrease: new = old * md / 100 */
 	uint32_t fast_recovery_epochs;/* epochs halving the gap to the pre-cut window */
-	uint64_t ai_bytes;            /* additive increase per low-pressure epoch */
+	uint64_t ai_bytes;            /* additive increase per low-pressure epoch (aimd:
+	                               * at most half the window, less as queueing
+	                               * nears target_drain_us / 2) */
 	uint32_t probe_successes;     /* clean probe completions needed to recover */
 	uint32_t evidence_tasks;      /* bound on tasks with retained evidence */
 	uint32_t recorder_entries;    /* observe: ring size (power of two) */
