@@ -70,6 +70,14 @@ struct mcc_law {
 	              const struct mcc_law_in *in, struct mcc_law_out *out);
 };
 
+/* x * num / den rounded down, without forming the product x * num (a
+ * window times a percentage or a time can pass 2^64); num * den must fit
+ * in 64 bits. */
+static inline uint64_t mcc_law_scale(uint64_t x, uint64_t num, uint64_t den)
+{
+	return x / den * num + x % den * num / den;
+}
+
 /* The AIMD law (law_aimd.c): hysteresis, severity-scaled multiplicative
  * decrease, fast recovery and additive increase tapered by queueing, slow
  * start bounded by queueing. */

@@ -46,7 +46,7 @@ static uint64_t grow_step(uint64_t step, uint64_t w, uint64_t q, uint64_t t)
 		step = w / 2;
 	if (2 * q >= t)
 		return 0;
-	return (uint64_t)((double)step * (double)(t - 2 * q) / (double)t);
+	return mcc_law_scale(step, t - 2 * q, t);
 }
 
 /*
@@ -86,7 +86,7 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 			ls->high_streak = 0;
 			uint32_t sev = in->signal || q / t >= 2 ? 100 : (uint32_t)(q * 50 / t);
 			uint32_t f = 100 - (100 - p->md_percent) * sev / 100;
-			uint64_t cut = w / 100 * f + w % 100 * f / 100;
+			uint64_t cut = mcc_law_scale(w, f, 100);
 			if (cut < p->min_window)
 				cut = p->min_window;
 			if (cut < w) {

@@ -55,7 +55,7 @@ static void delay_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 			uint64_t dec = DELAY_BETA_PERCENT * (q - t) / q;
 			f = 100 - dec > f ? 100 - dec : f;
 		}
-		out->window = w / 100 * f + w % 100 * f / 100;
+		out->window = mcc_law_scale(w, f, 100);
 		out->congested = true;
 		return;
 	}
@@ -64,7 +64,7 @@ static void delay_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 		return;
 	if (in->based && (2 * in->actual >= w || 2 * in->ep_bytes >= w)) {
 		uint64_t ai = p->ai_bytes / p->low_epochs;
-		uint64_t inc = ai / t * (t - q) + ai % t * (t - q) / t;
+		uint64_t inc = mcc_law_scale(ai, t - q, t);
 		out->window = w + inc;
 	}
 	if (in->congested && 2 * q <= t && ++ls->low_streak >= p->low_epochs)

@@ -254,7 +254,7 @@ static void test_software_device_own_queue_is_not_congestion(void)
 		mcc_device *d = th_dev_named(h, 0, names[k], 400000000000ull);
 		mcc_route *r = th_route(h, d, 1, 1, 0, 1);
 		uint64_t cong = 0, wmin = UINT64_MAX;
-		for (int e = 0; e < 1500; e++) {
+		for (int e = 0; e < STEADY_EPOCHS; e++) {
 			sender_limited_epoch(h, r, 16, e); /* 2 slices per ms: 131 MB/s */
 			cong += th_rstate(h, r) == MCC_PATH_CONGESTED;
 			if (e >= 100 && th_rwin(h, r) < wmin)
