@@ -31,7 +31,7 @@
 extern "C" {
 #endif
 
-#define MCC_FAB_MAX_NODES 64
+#define MCC_FAB_MAX_NODES 72
 #define MCC_FAB_MAX_DEVS 8
 #define MCC_FAB_MAX_PORTS 2
 #define MCC_FAB_NEVER UINT64_MAX

@@ -6,7 +6,7 @@
  * mode written to a temporary ini file). Prints a table, writes CSV
  * timelines and, with gnuplot, PNG plots.
  *
- *   mcc_scenario [--scenario NAME|all] [--arms compile-out,off,observe,enforce[,MODE:MODULE]]
+ *   mcc_scenario [--scenario NAME|all | --spec FILE] [--arms compile-out,off,observe,enforce[,MODE:MODULE]]
  *                [--engine te|tent|both] [--exec sim|threaded] [--seed N]
  *                [--duration S] [--quick] [--out DIR] [--module-dir DIR] [--machine]
  */
@@ -37,14 +37,15 @@
 static void usage(const char *p)
 {
 	fprintf(stderr,
-	        "usage: %s [--scenario NAME|all] [--arms LIST] [--engine te|tent|both]\n"
+	        "usage: %s [--scenario NAME|all | --spec FILE] [--arms LIST] [--engine te|tent|both]\n"
 	        "          [--exec sim|threaded] [--seed N] [--duration S] [--quick]\n"
 	        "          [--out DIR] [--module-dir DIR] [--machine]\n"
 	        "scenarios:",
 	        p);
 	for (const char *const *n = mcc_scn_names(); *n; n++)
 		fprintf(stderr, " %s", *n);
-	fprintf(stderr, "\narms: compile-out off observe enforce, or MODE:MODULE (e.g. enforce:delay)\n");
+	fprintf(stderr, "\n--spec FILE: a scenario description (host_stubs/scenario/README.md)\n"
+	                "arms: compile-out off observe enforce, or MODE:MODULE (e.g. enforce:delay)\n");
 }
 
 static int exe_dir(char *buf, size_t len)
@@ -90,9 +91,9 @@ static void plot(const char *out, const char *base)
 
 static void table_header(void)
 {
-	printf("%-10s %-4s %-12s %8s %8s %9s %9s %9s %9s %9s %8s %6s %6s %6s %16s %s\n", "scenario",
-	       "eng", "arm", "Gb/s", "cpu_ms", "p50_us", "p99_us", "p999_us", "qpeakKiB", "qsteadyKiB",
-	       "pause_ms", "lost",
+	printf("%-10s %-4s %-12s %8s %6s %8s %9s %9s %9s %9s %9s %8s %6s %6s %6s %16s %s\n", "scenario",
+	       "eng", "arm", "Gb/s", "jain", "cpu_ms", "p50_us", "p99_us", "p999_us", "qpeakKiB",
+	       "qsteadyKiB", "pause_ms", "lost",
 	       "corr", "leak", "tasks N/C/L/U", "route states");
 }
 
@@ -101,9 +102,9 @@ static void table_row(const struct mcc_scn_result *r)
 	char st[48];
 	snprintf(st, sizeof(st), "%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64, r->task_states[0],
 	         r->task_states[1], r->task_states[2], r->task_states[3]);
-	printf("%-10s %-4s %-12s %8.2f %8.1f %9.1f %9.1f %9.1f %9" PRIu64 " %9" PRIu64 " %8.2f %6" PRIu64
+	printf("%-10s %-4s %-12s %8.2f %6.3f %8.1f %9.1f %9.1f %9.1f %9" PRIu64 " %9" PRIu64 " %8.2f %6" PRIu64
 	       " %6" PRIu64 " %6" PRId64 " %16s %s\n",
-	       r->scenario, r->engine, r->arm, r->goodput_gbps, r->cpu_ms, r->p50_us, r->p99_us,
+	       r->scenario, r->engine, r->arm, r->goodput_gbps, r->jain, r->cpu_ms, r->p50_us, r->p99_us,
 	       r->p999_us, r->queue_peak_bytes >> 10, r->queue_peak_steady_bytes >> 10, r->pause_ms, r->bytes_lost, r->bytes_corrupted,
 	       r->permits_leaked, st, r->state_timeline);
 	if (r->nflows > 1 && r->nflows <= 4) { /* e.g. rxpressure: the other receivers' share */
@@ -116,7 +117,7 @@ static void table_row(const struct mcc_scn_result *r)
 
 int main(int argc, char **argv)
 {
-	const char *scen = "all", *arms = NULL, *eng = MCC_RUNNER_ENGINE, *out = NULL, *mdir = NULL;
+	const char *scen = "all", *spec = NULL, *arms = NULL, *eng = MCC_RUNNER_ENGINE, *out = NULL, *mdir = NULL;
 	int exec = MCC_EXEC_SIM, quick = 0, machine = 0;
 	uint64_t seed = 1;
 	double dur = 0;
@@ -125,6 +126,8 @@ int main(int argc, char **argv)
 #define OPT(name) (!strcmp(a, name) && v && ++i)
 		if (OPT("--scenario"))
 			scen = v;
+		else if (OPT("--spec"))
+			spec = v;
 		else if (OPT("--arms"))
 			arms = v;
 		else if (OPT("--engine"))
@@ -160,11 +163,37 @@ int main(int argc, char **argv)
 	}
 	if (out)
 		mkdir(out, 0755);
+	if (spec) { /* parse it once here: a bad file fails before any arm */
+		char err[512];
+		if (mcc_scn_check_spec(spec, err, sizeof(err)) != 0) {
+			fprintf(stderr, "%s\n", err);
+			return 2;
+		}
+	} else if (strcmp(scen, "all")) {
+		const char *const *n = mcc_scn_names();
+		while (*n && strcmp(*n, scen))
+			n++;
+		if (!*n) {
+			fprintf(stderr, "unknown scenario '%s'\n", scen);
+			usage(argv[0]);
+			return 2;
+		}
+	}
 	if (!machine)
 		table_header();
 	int rc = 0;
-	for (const char *const *n = mcc_scn_names(); *n; n++) {
-		if (strcmp(scen, "all") && strcmp(scen, *n))
+	/* a spec runs once, its files named after the file (less .ini) */
+	char spec_label[64] = "spec";
+	if (spec) {
+		const char *b = strrchr(spec, '/');
+		snprintf(spec_label, sizeof(spec_label), "%s", b ? b + 1 : spec);
+		char *dot = strstr(spec_label, ".ini");
+		if (dot && dot != spec_label)
+			*dot = 0;
+	}
+	const char *const spec_only[] = {spec_label, NULL};
+	for (const char *const *n = spec ? spec_only : mcc_scn_names(); *n; n++) {
+		if (!spec && strcmp(scen, "all") && strcmp(scen, *n))
 			continue;
 		for (int en = 0; en < 2; en++) {
 			if ((en == 0 && !strcmp(eng, "tent")) || (en == 1 && !strcmp(eng, "te")))
@@ -177,11 +206,12 @@ int main(int argc, char **argv)
 				int is_out = !strcmp(arm, "compile-out");
 				if (is_out && MCC_CC_COMPILED_IN) {
 					/* the compile-out arm is a separate binary */
-					char cmd[PATH_MAX * 2 + 256], line[1024];
+					char cmd[PATH_MAX * 3 + 256], line[4096];
 					snprintf(cmd, sizeof(cmd),
-					         "'%s/%s' --machine --arms compile-out --scenario %s --engine %s "
+					         "'%s/%s' --machine --arms compile-out %s '%s' --engine %s "
 					         "--exec %s --seed %" PRIu64 " --duration %g %s %s %s",
-					         dir, MCC_RUNNER_NOCC_NAME, *n, en ? "tent" : "te",
+					         dir, MCC_RUNNER_NOCC_NAME, spec ? "--spec" : "--scenario",
+					         spec ? spec : *n, en ? "tent" : "te",
 					         exec == MCC_EXEC_SIM ? "sim" : "threaded", seed, dur,
 					         quick ? "--quick" : "", out ? "--out" : "", out ? out : "");
 					FILE *p = popen(cmd, "r");
@@ -205,7 +235,8 @@ int main(int argc, char **argv)
 						label[module - arm] = '-';
 						*module++ = '\0';
 					}
-					struct mcc_scn_opts o = {*n, arm, en, exec, seed, dur, quick, mdir, NULL, module, NULL};
+					struct mcc_scn_opts o = {*n, arm, en, exec, seed, dur, quick, mdir, NULL, module, NULL,
+					                         spec};
 					if (out) {
 						snprintf(csv, sizeof(csv), "%s/%s-%s-%s.csv", out, *n, en ? "tent" : "te",
 						         label);
@@ -229,14 +260,14 @@ int main(int argc, char **argv)
 					mcc_scn_result_write(stdout, &r);
 				else
 					table_row(&r);
-				if (!strcmp(*n, "nicloss")) /* local-device hand-off figures */
+				if (r.measured & MCC_SCN_MEAS_HANDOFF) /* local-device hand-off figures */
 					printf("HANDOFF engine=%s arm=%s avoids=%" PRIu64 " admits=%" PRIu64
 					       " handoffs=%" PRIu64 " allq_ms=%.3f handoff_ms=%.3f failed=%" PRIu64
 					       "\n",
 					       r.engine, r.arm, r.avoids, r.admits, r.handoffs,
 					       (double)r.allq_ns / 1e6,
 					       r.handoff_ns < 0 ? -1.0 : (double)r.handoff_ns / 1e6, r.tasks_failed);
-				if (!strcmp(*n, "grayloss")) /* rail shares under gray loss */
+				if (r.measured & MCC_SCN_MEAS_GRAY) /* rail shares under gray loss */
 					printf("GRAY engine=%s arm=%s healthy_share_during=%.3f "
 					       "healthy_share_after=%.3f bytes_during=%" PRIu64 "\n",
 					       r.engine, r.arm, r.gray_during, r.gray_after,

@@ -5,6 +5,7 @@
 #include "../fabric/model.h"
 #include "../common/host_engine.h"
 #include "mcc_hooks.h"
+#include "spec.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -16,16 +17,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#define MAX_SENDERS 20
-#define NICLOSS_PPM 1000000u /* nicloss: loss on the local NIC (per million) */
-/* grayloss: a quarter of the data units towards the receiver's NIC 0 lost
- * (no error WC: each costs an ACK timeout and a retransmission) from
- * GRAY_ON_NS to GRAY_OFF_NS of a GRAY_END_NS run */
-#define GRAY_PPM 250000u
-#define GRAY_ON_NS 500000000ull
-#define GRAY_OFF_NS 2500000000ull
-#define GRAY_END_NS 4000000000ull
-#define MAX_SLOTS 16
+#define MAX_SENDERS MCC_SPEC_MAX_SENDERS
+#define MAX_SLOTS MCC_SPEC_MAX_SLOTS
+#define MAX_FLOWS_PER_SENDER 8
 
 struct flow;
 
@@ -35,7 +29,7 @@ struct sender {
 	uint32_t node;
 	void *buf;
 	size_t buflen;
-	struct flow *flows[4];
+	struct flow *flows[MAX_FLOWS_PER_SENDER];
 	uint32_t nflows;
 };
 
@@ -57,6 +51,7 @@ struct flow {
 	uint64_t msg;
 	uint32_t conc;
 	uint64_t rate_bps;   /* 0: closed loop */
+	uint64_t start_ns, stop_ns; /* no submission before / from (0: none) */
 	int victim;
 	char *src;           /* conc * msg */
 	uint64_t dst_off;    /* in the receiver buffer */
@@ -68,6 +63,7 @@ struct flow {
 	uint64_t *lat;
 	size_t nlat, caplat;
 	uint64_t t_first, t_last; /* first submit, last completion */
+	uint64_t fair_bytes;      /* verified bytes completed in the fairness interval */
 	mcc_actor *actor;
 	char name[24];
 };
@@ -101,7 +97,7 @@ struct scn {
 	uint32_t nrcv;
 	struct flow flows[MCC_SCN_MAX_FLOWS];
 	uint32_t nflows;
-	struct fault faults[8];
+	struct fault faults[MCC_SPEC_MAX_FAULTS];
 	uint32_t nfaults;
 	uint64_t end_ns;
 	int draining;
@@ -133,7 +129,12 @@ struct scn {
 	/* grayloss: bytes delivered to the receiver's NIC 0 / NIC 1 at the
 	 * first sample at or after onset + 1 s, end of the loss, end + 1 s */
 	uint64_t gray_at[3][2];
+	uint64_t gray_t[3];
 	int gray_n;
+	struct mcc_spec *spec;
+	uint64_t fair_t0, fair_t1; /* fairness interval */
+	uint64_t q_last_t;         /* qavg: last steady sample */
+	double q_area, q_time;     /* sum of queue x dt, sum of dt */
 };
 
 /* --------------------------------------------------------------- workload */
@@ -213,8 +214,11 @@ static uint64_t flow_step(void *arg, uint64_t now)
 			    sc->rcv[f->target - sc->rcv[0].node].buf + f->dst_off + (uint64_t)i * f->msg, f->msg);
 			if (got != sl->expect)
 				f->corrupted += f->msg;
-			else
+			else {
 				f->bytes_ok += f->msg;
+				if (sl->t_done >= sc->fair_t0 && sl->t_done <= sc->fair_t1)
+					f->fair_bytes += f->msg;
+			}
 			f->tasks_ok++;
 			lat_add(f, sl->t_done - sl->t_submit);
 			if (sl->t_done > f->t_last)
@@ -231,7 +235,7 @@ static uint64_t flow_step(void *arg, uint64_t now)
 		atomic_store(&sl->done, 0);
 		f->outstanding--;
 	}
-	if (sc->draining || now >= sc->end_ns)
+	if (sc->draining || now >= sc->end_ns || (f->stop_ns && now >= f->stop_ns))
 		return MCC_EXEC_PARK;
 	uint64_t next = MCC_EXEC_PARK;
 	for (uint32_t i = 0; i < f->conc && f->outstanding < f->conc; i++) {
@@ -303,9 +307,8 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 			sc->rec_failed_gen = mcc_host_fab_tap_failed_gen(sc->tap, node, c, d, now, NULL);
 		}
 	}
-	if (sc->o->scenario && !strcmp(sc->o->scenario, "grayloss")) {
-		static const uint64_t at[3] = {GRAY_ON_NS + 1000000000ull, GRAY_OFF_NS,
-		                               GRAY_OFF_NS + 1000000000ull};
+	if (sc->spec->gray) {
+		const uint64_t *at = sc->gray_t;
 		uint32_t rn = sc->rcv[0].node;
 		while (sc->gray_n < 3 && now >= at[sc->gray_n]) {
 			for (uint32_t d = 0; d < 2; d++)
@@ -313,7 +316,7 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 			sc->gray_n++;
 		}
 	}
-	if (sc->o->scenario && !strcmp(sc->o->scenario, "nicloss")) {
+	if (sc->spec->handoff) {
 		/* the last of the watched device's routes to enter QUARANTINED
 		 * (one the engine paused itself may never be), then the first
 		 * hand-off counted from that sample on */
@@ -349,6 +352,13 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 	if (!sc->steady && now >= sc->end_ns / 10 * 6) { /* steady state from here */
 		mcc_fab_model_queue_peak_reset(sc->model);
 		sc->steady = 1;
+		sc->q_last_t = now;
+	} else if (sc->steady && now <= sc->end_ns) { /* qavg: the queue held since the last sample */
+		double q = (double)mcc_fab_model_queue_bytes(sc->model, sc->rx_node_queue,
+		                                             (uint32_t)sc->watch_dev, 1);
+		sc->q_area += q * (double)(now - sc->q_last_t);
+		sc->q_time += (double)(now - sc->q_last_t);
+		sc->q_last_t = now;
 	}
 	if (sc->csv) {
 		struct mcc_fab_model_stats ms;
@@ -443,12 +453,21 @@ static int all_idle(void *arg)
 
 /* ------------------------------------------------------------- scenarios */
 
-static const char *const names[] = {"healthy", "incast",  "flap",     "multinic", "rxpressure",
-                                    "flush",   "peercut", "probefail", "nicloss",  "grayloss", NULL};
-
 const char *const *mcc_scn_names(void)
 {
-	return names;
+	return mcc_spec_builtin_names();
+}
+
+int mcc_scn_check_spec(const char *path, char *err, size_t errlen)
+{
+	struct mcc_spec *sp = malloc(sizeof(*sp));
+	if (!sp) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	int rc = mcc_spec_parse_file(path, sp, err, errlen) ? -EINVAL : 0;
+	free(sp);
+	return rc;
 }
 
 static struct flow *add_flow(struct scn *sc, uint32_t sender, uint32_t target, uint64_t msg,
@@ -476,134 +495,112 @@ struct scn_shape {
 	uint32_t rail_pause_s;
 	uint32_t tent_rail_cooldown_s; /* 0: TENT's default */
 	uint64_t recovery_ns;
-	uint64_t link_bps;             /* 0: the model's default */
 	int tap;                       /* record hard-error WCs by generation */
 };
 
-static int build(struct scn *sc, const char *name, struct scn_shape *sh)
+/* The spec of the run: a file (opts.spec_path) or a built-in by name. */
+static int load_spec(const struct mcc_scn_opts *o, struct mcc_spec *sp)
 {
-	int q = sc->o->quick;
-	memset(sh, 0, sizeof(*sh));
-	sh->ib_timeout = 14;
-	sh->ib_retry = 7;
-	sh->rnr_retry = 7;
-	sh->rail_pause_s = 30;
-	sh->recovery_ns = 30000000000ull;
-	sc->healthy_from_ctx = 0;
-	sc->watch_ctx = 0;
-	sc->watch_dev = 0;
-	if (!strcmp(name, "healthy")) {
-		sh->senders = 1, sh->receivers = 1, sh->devs = 2, sh->dur = q ? 0.03 : 0.2;
-	} else if (!strcmp(name, "incast")) {
-		sh->senders = 17, sh->receivers = 1, sh->devs = 1, sh->dur = q ? 0.04 : 0.2;
-	} else if (!strcmp(name, "flap")) {
-		sh->senders = 1, sh->receivers = 1, sh->devs = 2, sh->dur = q ? 4.5 : 6.0;
-		sh->ib_timeout = 12; /* 8 x 16.8 ms: a dead path fails in ~134 ms */
-		sh->rail_pause_s = 1;
-	} else if (!strcmp(name, "multinic")) {
-		sh->senders = 1, sh->receivers = 1, sh->devs = 4, sh->dur = q ? 0.06 : 0.3;
-		sc->healthy_from_ctx = 2;
-	} else if (!strcmp(name, "rxpressure")) {
-		sh->senders = 1, sh->receivers = 3, sh->devs = 1, sh->dur = q ? 0.1 : 0.3;
-		sh->rnr_retry = 3;
-	} else if (!strcmp(name, "flush")) {
-		sh->senders = 1, sh->receivers = 1, sh->devs = 2, sh->dur = q ? 0.06 : 0.3;
-	} else if (!strcmp(name, "peercut") || !strcmp(name, "probefail")) {
-		/* peercut: tests/softroce "verbs_run.sh peer-cut" on the model:
-		 * emulation-like links, QP timeout 16 / retry_cnt 3 (a dead peer
-		 * fails a WR after 4 x 268 ms), rail pause 1 s, the same policy
-		 * settings. probefail: the same, held until the first recovery
-		 * probe has failed: the blackhole (no link event) stays
-		 * QUARANTINED + 3.5 s, past the first cooldown (1.5 s) and the
-		 * probe's own failure (~1.1 s) */
-		sh->senders = 1, sh->receivers = 1, sh->devs = 2;
-		sh->dur = !strcmp(name, "peercut") ? 9.0 : 11.0;
-		sh->ib_timeout = 16;
-		sh->ib_retry = 3;
-		sh->rail_pause_s = 1;
-		sh->tent_rail_cooldown_s = 1;
-		sh->link_bps = 1000000000ull;
-		sh->tap = 1;
-		sc->ini_scn = "[controller]\ntarget_drain_us = 5000000\nepoch_us = 10000\n"
-		              "hard_error_threshold = 3\ncooldown_ms = 1500\ncooldown_max_ms = 3000\n"
-		              "probe_successes = 3\nlow_pressure_epochs = 4";
-	} else if (!strcmp(name, "nicloss")) {
-		/* silent loss on the sender's local NIC 0 (no port event): both of
-		 * its routes fail while NIC 1 stays healthy; default settings */
-		sh->senders = 1, sh->receivers = 1, sh->devs = 2, sh->dur = q ? 2.5 : 5.0;
-		sc->healthy_from_ctx = 1;
-		sc->sample_ns = 250000; /* a quarter epoch: hand-off latency resolution */
-	} else if (!strcmp(name, "grayloss")) {
-		/* gray loss on one of the receiver's two rails; default settings */
-		sh->senders = 1, sh->receivers = 1, sh->devs = 2;
-		sh->dur = (double)GRAY_END_NS / 1e9;
+	char err[512], file[64];
+	int r;
+	if (o->spec_path) {
+		r = mcc_spec_parse_file(o->spec_path, sp, err, sizeof(err));
 	} else {
+		const char *text = o->scenario ? mcc_spec_builtin(o->scenario) : NULL;
+		if (!text)
+			return -EINVAL;
+		snprintf(file, sizeof(file), "specs/%s.ini", o->scenario);
+		r = mcc_spec_parse_string(file, text, sp, err, sizeof(err));
+	}
+	if (r) {
+		fprintf(stderr, "%s\n", err);
 		return -EINVAL;
 	}
-	if (sc->o->duration_s > 0)
-		sh->dur = sc->o->duration_s;
 	return 0;
 }
 
-static void add_workload(struct scn *sc, const char *name)
+static void build(struct scn *sc, const struct mcc_spec *sp, struct scn_shape *sh)
+{
+	memset(sh, 0, sizeof(*sh));
+	sh->senders = sp->senders;
+	sh->receivers = sp->receivers;
+	sh->devs = sp->nics;
+	sh->dur = sc->o->quick && sp->quick_duration_s > 0 ? sp->quick_duration_s : sp->duration_s;
+	sh->ib_timeout = (uint8_t)sp->ib_timeout;
+	sh->ib_retry = (uint8_t)sp->ib_retry;
+	sh->rnr_retry = (uint8_t)sp->rnr_retry;
+	sh->rail_pause_s = sp->rail_pause_s;
+	sh->tent_rail_cooldown_s = sp->tent_rail_cooldown_s;
+	sh->recovery_ns = sp->recovery_ns;
+	sh->tap = sp->tap;
+	sc->healthy_from_ctx = sp->healthy_from_ctx;
+	sc->watch_ctx = (int)sp->watch_ctx;
+	sc->watch_dev = (int)sp->watch_dev;
+	sc->sample_ns = sp->sample_ns;
+	sc->ini_scn = sp->policy[0] ? sp->policy : NULL;
+	if (sc->o->duration_s > 0)
+		sh->dur = sc->o->duration_s;
+}
+
+static void add_workload(struct scn *sc, const struct mcc_spec *sp)
 {
 	uint32_t R0 = sc->nsnd; /* first receiver node */
 	double d = (double)sc->end_ns / 1e9;
-#define AT(frac) ((uint64_t)((frac) * d * 1e9))
-#define FAULT(tt, k, n, dv, pn, pd, a) \
-	sc->faults[sc->nfaults++] = (struct fault){(tt), (k), (n), (dv), (pn), (pd), (a), 0}
-	if (!strcmp(name, "healthy")) {
-		add_flow(sc, 0, R0, 4u << 20, 8, 0, 0);
-	} else if (!strcmp(name, "incast")) {
-		for (uint32_t i = 0; i < 16; i++)
-			add_flow(sc, i, R0, 1u << 20, 4, 0, 0);
-		add_flow(sc, 16, R0, 64u << 10, 1, 0, 1); /* small-message victim */
-	} else if (!strcmp(name, "flap")) {
-		add_flow(sc, 0, R0, 1u << 20, 4, 2000000000ull, 0);
-		sc->watch_seg = (int)R0;
-		FAULT(100000000ull, F_LINK_DOWN, R0, 0, 0, 0, 0);
-		FAULT(2600000000ull, F_LINK_UP, R0, 0, 0, 0, 0);
-	} else if (!strcmp(name, "multinic")) {
-		add_flow(sc, 0, R0, 4u << 20, 8, 0, 0);
-		FAULT(AT(0.2), F_DEV_FATAL, 0, 0, 0, 0, 0);
-		FAULT(AT(0.3), F_PORT_DOWN, 0, 1, 0, 0, 0);
-	} else if (!strcmp(name, "rxpressure")) {
-		for (uint32_t r = 0; r < 3; r++)
-			add_flow(sc, 0, R0 + r, 1u << 20, 4, 0, 0);
-		FAULT(AT(0.1), F_SLOW_RX, R0 + 1, 0, 0, 0, 1000000000ull);
-		sc->watch_seg = (int)(R0 + 1);
-	} else if (!strcmp(name, "flush")) {
-		add_flow(sc, 0, R0, 2u << 20, 8, 0, 0);
-		FAULT(AT(0.2), F_QP_FATAL, 0, 0, R0, 0, 0);
-		FAULT(AT(0.4), F_REKEY, R0, 0, 0, 0, 0);
-		FAULT(AT(0.6), F_QP_FATAL, 0, 1, R0, 1, 0);
-	} else if (!strcmp(name, "peercut") || !strcmp(name, "probefail")) {
-		/* the cable of the peer's rail 0, cut at 1 s and back at one fixed
-		 * time in every arm (an arm without a policy never sees the route
-		 * QUARANTINED: a time counted from that sample left its link down
-		 * for the rest of the run, so off was measured on a longer outage
-		 * than enforce). The time is the enforce arm's first QUARANTINED
-		 * sample (seed 1: TE 6.241 s, TENT 4.241 s) plus 0.5 s for peercut
-		 * (back before the first probe) or 3.5 s for probefail (back only
-		 * after the first probe has failed). */
-		uint64_t tq = sc->o->engine == MCC_SCN_TE ? 6241000000ull : 4241000000ull;
-		add_flow(sc, 0, R0, 512u << 10, 4, 0, 0);
-		FAULT(1000000000ull, F_LINK_DOWN, R0, 0, 0, 0, 0);
-		FAULT(tq + (!strcmp(name, "peercut") ? 500000000ull : 3500000000ull), F_LINK_UP, R0,
-		      0, 0, 0, 0);
-	} else if (!strcmp(name, "grayloss")) {
-		add_flow(sc, 0, R0, 4u << 20, 8, 0, 0);
-		FAULT(GRAY_ON_NS, F_LOSS, R0, 0, 0, 0, GRAY_PPM);
-		FAULT(GRAY_OFF_NS, F_LOSS, R0, 0, 0, 0, 0);
-	} else if (!strcmp(name, "nicloss")) {
-		add_flow(sc, 0, R0, 1u << 20, 8, 0, 0);
-		FAULT(500000000ull, F_LOSS, 0, 0, 0, 0, NICLOSS_PPM);
+	for (uint32_t i = 0; i < sp->nflows; i++) {
+		const struct mcc_spec_flow *sf = &sp->flows[i];
+		struct flow *f = add_flow(sc, sf->sender, R0 + sf->receiver, sf->size, sf->outstanding,
+		                          sf->rate_bps, sf->victim);
+		f->start_ns = sf->start_ns;
+		f->stop_ns = sf->stop_ns;
+		f->next_send = sf->start_ns;
 	}
-	if (!sc->watch_seg)
-		sc->watch_seg = (int)R0;
-	sc->rx_node_queue = sc->watch_seg >= 0 ? (uint32_t)sc->watch_seg : R0;
-#undef AT
-#undef FAULT
+	for (uint32_t i = 0; i < sp->nfaults; i++) {
+		const struct mcc_spec_fault *sf = &sp->faults[i];
+		uint64_t t = sf->at_ns;
+		if (sf->has_frac) /* a fraction of the run's length */
+			t = (uint64_t)(sf->at_frac * d * 1e9);
+		if (sc->o->engine == MCC_SCN_TE && sf->has_te)
+			t = sf->at_te_ns;
+		if (sc->o->engine == MCC_SCN_TENT && sf->has_tent)
+			t = sf->at_tent_ns;
+		sc->faults[sc->nfaults++] = (struct fault){t, sf->kind, sf->node, sf->dev, sf->peer_node,
+		                                           sf->peer_dev, sf->arg, 0};
+	}
+	if (sp->gray) { /* onset + 1 s, end of the loss, end + 1 s: the first loss
+	                 * fault with a rate and the first clearing one after it */
+		uint64_t on = 0, off = 0;
+		int have_on = 0;
+		for (uint32_t i = 0; i < sc->nfaults; i++) {
+			const struct fault *f = &sc->faults[i];
+			if (f->kind != F_LOSS)
+				continue;
+			if (!have_on && f->arg) {
+				on = f->t;
+				have_on = 1;
+			} else if (have_on && !f->arg && f->t > on && !off) {
+				off = f->t;
+			}
+		}
+		if (!off)
+			off = sc->end_ns;
+		sc->gray_t[0] = on + 1000000000ull;
+		sc->gray_t[1] = off;
+		sc->gray_t[2] = off + 1000000000ull;
+	}
+	sc->watch_seg = (int)(R0 + sp->watch_receiver);
+	sc->rx_node_queue = (uint32_t)sc->watch_seg;
+	/* fairness interval: the last flow's start + the settling time, to the
+	 * earliest bulk stop or the end */
+	uint64_t t0 = 0, t1 = sc->end_ns;
+	for (uint32_t i = 0; i < sc->nflows; i++) {
+		const struct flow *f = &sc->flows[i];
+		if (f->start_ns > t0)
+			t0 = f->start_ns;
+		if (!f->victim && f->stop_ns && f->stop_ns < t1)
+			t1 = f->stop_ns;
+	}
+	sc->fair_t0 = t0 + sp->fair_settle_ns;
+	sc->fair_t1 = t1;
 }
 
 static double cpu_now_ms(void)
@@ -657,26 +654,43 @@ static int write_ini(struct scn *sc)
 int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 {
 	struct scn *sc = calloc(1, sizeof(*sc));
+	struct mcc_spec *sp = malloc(sizeof(*sp));
 	struct scn_shape sh;
 	int rc = 0;
-	if (!sc)
-		return -ENOMEM;
 	memset(r, 0, sizeof(*r));
-	sc->o = o;
-	sc->last_state = -1;
-	if (build(sc, o->scenario, &sh) != 0) {
+	if (!sc || !sp) {
 		free(sc);
-		return -EINVAL;
+		free(sp);
+		return -ENOMEM;
 	}
+	if ((rc = load_spec(o, sp)) != 0) {
+		free(sp);
+		free(sc);
+		return rc;
+	}
+	sc->o = o;
+	sc->spec = sp;
+	sc->last_state = -1;
+	build(sc, sp, &sh);
 	double cpu0 = cpu_now_ms();
 	sc->ex = mcc_exec_create(o->exec ? MCC_EXEC_SIM : MCC_EXEC_THREADED, o->seed);
 	mcc_fab_model_cfg_defaults(&sc->mcfg);
 	sc->mcfg.nodes = sh.senders + sh.receivers;
 	sc->mcfg.devs_per_node = sh.devs;
 	sc->mcfg.seed = o->seed;
-	if (sh.link_bps)
-		sc->mcfg.link_bps = sh.link_bps;
+	if (sp->link_bps)
+		sc->mcfg.link_bps = sp->link_bps;
+	if (sp->prop_ns)
+		sc->mcfg.prop_ns = sp->prop_ns;
+	if (sp->switch_buf)
+		sc->mcfg.switch_buf_bytes = sp->switch_buf;
+	sc->mcfg.xoff_bytes = sp->xoff; /* 0: the model's default */
+	sc->mcfg.xon_bytes = sp->xon;
 	sc->model = mcc_fab_model_create(&sc->mcfg);
+	if (!sc->model) {
+		rc = -EINVAL;
+		goto out;
+	}
 	sc->nsnd = sh.senders;
 	sc->end_ns = (uint64_t)(sh.dur * 1e9);
 	/* receivers: passive memory, registered on each of their NICs */
@@ -684,9 +698,19 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 	for (uint32_t i = 0; i < sc->nrcv; i++) {
 		struct receiver *rv = &sc->rcv[i];
 		rv->node = sh.senders + i;
-		rv->len = (size_t)MAX_SENDERS * MAX_SLOTS * (4u << 20) / (sh.senders > 4 ? 4 : 1);
-		rv->len = sh.senders > 4 ? (size_t)20 * 4 * (1u << 20) : (size_t)8 * (4u << 20) * 3;
+		/* the flows' disjoint regions (below), at least a page */
+		rv->len = sp->rx_buf ? sp->rx_buf : 4096;
+		uint64_t need = 0;
+		for (uint32_t k = 0; k < sp->nflows; k++)
+			if (sp->flows[k].receiver == i)
+				need += (uint64_t)sp->flows[k].outstanding * sp->flows[k].size;
+		if (need > rv->len)
+			rv->len = need;
 		rv->buf = calloc(1, rv->len);
+		if (!rv->buf) {
+			rc = -ENOMEM;
+			goto out;
+		}
 		struct mcc_fab_handle h = mcc_fab_model_handle(sc->model);
 		for (uint32_t d = 0; d < sh.devs; d++) {
 			mcc_fab_dev *dv = h.ops->open_device(h.fab, rv->node, d);
@@ -745,7 +769,7 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 			tent_set_task_notify(s->eng.tent, on_task_done, s);
 		}
 	}
-	add_workload(sc, o->scenario);
+	add_workload(sc, sp);
 	/* source buffers: pseudo-random payload, registered with the engine */
 	for (uint32_t i = 0; i < sc->nsnd; i++) {
 		struct sender *s = &sc->snd[i];
@@ -779,7 +803,9 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 		f->dst_off = roff[ri];
 		roff[ri] += f->conc * f->msg;
 		snprintf(f->name, sizeof(f->name), "app%u", i);
-		f->actor = mcc_exec_add(sc->ex, f->name, flow_step, f, 1000 + i * 100);
+		uint64_t wake = 1000 + (uint64_t)i * 100; /* a start time: no earlier */
+		f->actor = mcc_exec_add(sc->ex, f->name, flow_step, f,
+		                        f->start_ns > wake ? f->start_ns : wake);
 	}
 	sc->sampler = mcc_exec_add(sc->ex, "sampler", sampler_step, sc, 0);
 	sc->faulter = mcc_exec_add(sc->ex, "faults", fault_step, sc, 0);
@@ -802,7 +828,7 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 			flow_step(&sc->flows[i], mcc_exec_now(sc->ex));
 
 	/* results */
-	snprintf(r->scenario, sizeof(r->scenario), "%s", o->scenario);
+	snprintf(r->scenario, sizeof(r->scenario), "%s", sp->name);
 	snprintf(r->arm, sizeof(r->arm), "%s%s%s",
 	         MCC_CC_COMPILED_IN ? (o->mode ? o->mode : "off") : "compiled-out",
 	         MCC_CC_COMPILED_IN && o->module ? ":" : "",
@@ -845,7 +871,29 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 	r->p50_us = pct(all, nall, 0.5);
 	r->p99_us = pct(all, nall, 0.99);
 	r->p999_us = pct(all, nall, 0.999);
+	r->vp99_us = have_victim ? r->p99_us : 0; /* the victims' when there are */
 	free(all);
+	/* fairness: every bulk flow is active over [fair_t0, fair_t1] (t0 is
+	 * after the last start, t1 no later than the first bulk stop) */
+	r->fair_from_s = (double)sc->fair_t0 / 1e9;
+	r->fair_to_s = (double)sc->fair_t1 / 1e9;
+	r->jain = 1;
+	if (sc->fair_t1 > sc->fair_t0) {
+		double sum = 0, sq = 0, len = (double)(sc->fair_t1 - sc->fair_t0);
+		for (uint32_t i = 0; i < sc->nflows && r->nfair < MCC_SCN_MAX_FLOWS; i++) {
+			const struct flow *f = &sc->flows[i];
+			if (f->victim)
+				continue;
+			double x = (double)f->fair_bytes * 8 / len; /* bits per ns = Gb/s */
+			r->fair_gbps[r->nfair++] = x;
+			sum += x;
+			sq += x * x;
+		}
+		if (r->nfair >= 2)
+			r->jain = sq > 0 ? sum * sum / ((double)r->nfair * sq) : 1;
+	}
+	r->qavg_bytes = sc->q_time > 0 ? sc->q_area / sc->q_time : 0;
+	r->measured = (sp->gray ? MCC_SCN_MEAS_GRAY : 0) | (sp->handoff ? MCC_SCN_MEAS_HANDOFF : 0);
 	/* bits per ns = Gb/s, over the bulk flows' active interval */
 	r->goodput_gbps = t1 > t0 ? (double)bulk * 8 / (double)(t1 - t0) : 0;
 	struct mcc_fab_model_stats ms;
@@ -941,26 +989,33 @@ out:
 	mcc_exec_destroy(sc->ex);
 	if (sc->ini_path[0])
 		unlink(sc->ini_path);
+	free(sp);
 	free(sc);
 	return rc;
 }
 
 void mcc_scn_result_write(FILE *f, const struct mcc_scn_result *r)
 {
+	char fair[MCC_SCN_MAX_FLOWS * 16 + 2] = "-";
+	size_t l = 0;
+	for (uint32_t i = 0; i < r->nfair && l + 16 < sizeof(fair); i++)
+		l += (size_t)snprintf(fair + l, sizeof(fair) - l, "%s%.3f", i ? "," : "", r->fair_gbps[i]);
 	fprintf(f,
 	        "RESULT scenario=%s arm=%s engine=%s dur=%.6f goodput=%.6f cpu=%.3f vcpu=%.3f "
 	        "p50=%.3f p99=%.3f p999=%.3f qpeak=%" PRIu64 " qsteady=%" PRIu64 " pause=%.6f lost=%" PRIu64
 	        " corrupt=%" PRIu64 " failedb=%" PRIu64 " leaked=%" PRId64 " done=%" PRIu64
 	        " failed=%" PRIu64 " s0=%" PRIu64 " s1=%" PRIu64 " s2=%" PRIu64 " s3=%" PRIu64
 	        " defers=%" PRIu64 " avoids=%" PRIu64 " rail_pauses=%" PRIu64 " wcerr=%" PRIu64
-	        " quar=%" PRIu64 " probes=%" PRIu64 " final=%u hq=%u digest=%" PRIu64 " timeline=%s\n",
+	        " quar=%" PRIu64 " probes=%" PRIu64 " final=%u hq=%u digest=%" PRIu64
+	        " jain=%.6f fair_from=%.6f fair_gbps=%s qavg=%.0f vp99=%.3f timeline=%s\n",
 	        r->scenario, r->arm, r->engine, r->duration_s, r->goodput_gbps, r->cpu_ms, r->vcpu_ms,
 	        r->p50_us, r->p99_us, r->p999_us, r->queue_peak_bytes, r->queue_peak_steady_bytes,
 	        r->pause_ms, r->bytes_lost,
 	        r->bytes_corrupted, r->bytes_failed, r->permits_leaked, r->tasks_done, r->tasks_failed,
 	        r->task_states[0], r->task_states[1], r->task_states[2], r->task_states[3], r->defers,
 	        r->avoids, r->rail_pauses, r->wc_errors, r->quarantines, r->probes,
-	        r->watch_final_state, r->healthy_quarantined, r->digest, r->state_timeline);
+	        r->watch_final_state, r->healthy_quarantined, r->digest, r->jain, r->fair_from_s, fair,
+	        r->qavg_bytes, r->vp99_us, r->state_timeline);
 }
 
 int mcc_scn_result_parse(const char *line, struct mcc_scn_result *r)
@@ -968,6 +1023,7 @@ int mcc_scn_result_parse(const char *line, struct mcc_scn_result *r)
 	memset(r, 0, sizeof(*r));
 	r->handoff_ns = -1; /* not in the line: not measured */
 	r->gray_during = r->gray_after = -1;
+	char fair[MCC_SCN_MAX_FLOWS * 16 + 2];
 	int n = sscanf(line,
 	               "RESULT scenario=%15s arm=%15s engine=%7s dur=%lf goodput=%lf cpu=%lf vcpu=%lf "
 	               "p50=%lf p99=%lf p999=%lf qpeak=%" SCNu64 " qsteady=%" SCNu64 " pause=%lf lost=%" SCNu64
@@ -975,7 +1031,7 @@ int mcc_scn_result_parse(const char *line, struct mcc_scn_result *r)
 	               " failed=%" SCNu64 " s0=%" SCNu64 " s1=%" SCNu64 " s2=%" SCNu64 " s3=%" SCNu64
 	               " defers=%" SCNu64 " avoids=%" SCNu64 " rail_pauses=%" SCNu64 " wcerr=%" SCNu64
 	               " quar=%" SCNu64 " probes=%" SCNu64 " final=%u hq=%u digest=%" SCNu64
-	               " timeline=%159s",
+	               " jain=%lf fair_from=%lf fair_gbps=%1281s qavg=%lf vp99=%lf timeline=%159s",
 	               r->scenario, r->arm, r->engine, &r->duration_s, &r->goodput_gbps, &r->cpu_ms,
 	               &r->vcpu_ms, &r->p50_us, &r->p99_us, &r->p999_us, &r->queue_peak_bytes,
 	               &r->queue_peak_steady_bytes,
@@ -983,6 +1039,15 @@ int mcc_scn_result_parse(const char *line, struct mcc_scn_result *r)
 	               &r->permits_leaked, &r->tasks_done, &r->tasks_failed, &r->task_states[0],
 	               &r->task_states[1], &r->task_states[2], &r->task_states[3], &r->defers,
 	               &r->avoids, &r->rail_pauses, &r->wc_errors, &r->quarantines, &r->probes,
-	               &r->watch_final_state, &r->healthy_quarantined, &r->digest, r->state_timeline);
-	return n == 33 ? 0 : -EINVAL;
+	               &r->watch_final_state, &r->healthy_quarantined, &r->digest, &r->jain,
+	               &r->fair_from_s, fair, &r->qavg_bytes, &r->vp99_us, r->state_timeline);
+	if (n != 38)
+		return -EINVAL;
+	if (strcmp(fair, "-")) {
+		char *save = NULL;
+		for (char *t = strtok_r(fair, ",", &save); t && r->nfair < MCC_SCN_MAX_FLOWS;
+		     t = strtok_r(NULL, ",", &save))
+			r->fair_gbps[r->nfair++] = strtod(t, NULL);
+	}
+	return 0;
 }

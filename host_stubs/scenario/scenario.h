@@ -18,7 +18,7 @@ enum mcc_scn_engine { MCC_SCN_TE = 0, MCC_SCN_TENT = 1 };
 
 struct mcc_scn_opts {
 	const char *scenario;   /* healthy, incast, flap, multinic, rxpressure, flush, peercut,
-	                         * probefail, nicloss */
+	                         * probefail, nicloss, grayloss (specs/NAME.ini) */
 	const char *mode;       /* off | observe | enforce (ignored when compiled out) */
 	int engine;             /* enum mcc_scn_engine */
 	int exec;               /* enum mcc_exec_kind */
@@ -30,9 +30,12 @@ struct mcc_scn_opts {
 	const char *module;     /* optional [policy] module override (name or path) */
 	const char *ini_extra;  /* optional text appended to the generated ini (e.g. a
 	                         * [controller] section) */
+	const char *spec_path;  /* a scenario description file (README.md in
+	                         * host_stubs/scenario/); overrides `scenario`, a
+	                         * built-in name resolved to its compiled-in spec */
 };
 
-#define MCC_SCN_MAX_FLOWS 20
+#define MCC_SCN_MAX_FLOWS 80
 
 struct mcc_scn_result {
 	char scenario[16], arm[16], engine[8];
@@ -55,6 +58,17 @@ struct mcc_scn_result {
 	char state_timeline[160]; /* watched route: distinct successive states */
 	double flow_gbps[MCC_SCN_MAX_FLOWS];
 	uint32_t nflows;
+	/* fairness (RESULT jain= fair_from= fair_gbps=): the bulk flows' Gb/s
+	 * over [fair_from, fair_to] (the last start + fair_settle_ms, the
+	 * earliest bulk stop or the run's end), in spec order; Jain's index over
+	 * them (1 when fewer than 2) */
+	double jain, fair_from_s, fair_to_s;
+	double fair_gbps[MCC_SCN_MAX_FLOWS];
+	uint32_t nfair;
+	double qavg_bytes;        /* time-weighted mean egress queue to the watched
+	                           * receiver port over the last 40 % of the run */
+	double vp99_us;           /* p99 completion latency of victim flows (0: none) */
+	int measured;             /* MCC_SCN_MEAS_* (not in the RESULT line) */
 	uint64_t digest;          /* determinism digest (excludes real CPU) */
 	uint64_t posted;          /* WRs the hosts handed to the fabric */
 	/* watched route's endpoint generations (peercut; 0: not seen; not in
@@ -77,8 +91,16 @@ struct mcc_scn_result {
 	uint64_t gray_bytes_during;
 };
 
+#define MCC_SCN_MEAS_GRAY 1
+#define MCC_SCN_MEAS_HANDOFF 2
+
+/* Returns 0, -EINVAL for an unknown scenario or a bad spec file (the
+ * message "FILE:LINE: ..." on stderr), or another -errno. */
 int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r);
 const char *const *mcc_scn_names(void);
+/* Parses and checks a spec file without running it: 0, or -EINVAL with
+ * "FILE:LINE: what" in err. */
+int mcc_scn_check_spec(const char *path, char *err, size_t errlen);
 /* One line "key=value ..." and its parser (runner <-> compile-out arm). */
 void mcc_scn_result_write(FILE *f, const struct mcc_scn_result *r);
 int mcc_scn_result_parse(const char *line, struct mcc_scn_result *r);
