@@ -32,7 +32,7 @@
 #include <string.h>
 
 #define TE_MAX_CTX 8
-#define TE_MAX_SEG 64
+#define TE_MAX_SEG 72 /* segment = node id: MCC_FAB_MAX_NODES */
 #define TE_MAX_PEER_DEV 8
 #define TE_SHARDS 8          /* kShardCount */
 #define TE_POLL_COUNT 64     /* kPollCount */

@@ -30,7 +30,7 @@
 #include <string.h>
 
 #define TENT_MAX_DEV 8
-#define TENT_MAX_SEG 64
+#define TENT_MAX_SEG 72 /* segment = node id: MCC_FAB_MAX_NODES */
 #define TENT_MAX_RDEV 8
 #define TENT_MAX_LANES 8
 #define TENT_POLL 64
