@@ -889,8 +889,8 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 			sum += x;
 			sq += x * x;
 		}
-		if (r->nfair >= 2)
-			r->jain = sq > 0 ? sum * sum / ((double)r->nfair * sq) : 1;
+		if (r->nfair >= 2) /* 0: no bulk flow completed anything in it */
+			r->jain = sq > 0 ? sum * sum / ((double)r->nfair * sq) : 0;
 	}
 	r->qavg_bytes = sc->q_time > 0 ? sc->q_area / sc->q_time : 0;
 	r->measured = (sp->gray ? MCC_SCN_MEAS_GRAY : 0) | (sp->handoff ? MCC_SCN_MEAS_HANDOFF : 0);
