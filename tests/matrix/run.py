@@ -145,11 +145,14 @@ def heatmaps(gnuplot, outdir, cells, agg):
             f.write("set title '%s: margin (green pass, red fail, grey n/a)'\n" % prop)
             f.write("set xtics (%s)\nset ytics (%s)\n" % (xtics, ytics))
             f.write("set cbrange [-1:1]\nset palette defined (-1 'red', -0.001 'orange', "
-                    "0 'grey', 0.001 'yellowgreen', 1 'darkgreen')\n")
+                    "0 'grey', 0.001 'light-green', 1 'dark-green')\n")
             f.write("set xrange [-0.5:%g]\nset yrange [-0.5:%g]\n" % (len(cols) - 0.5,
                                                                       len(cells) - 0.5))
             f.write("plot '%s' u 1:2:3 with image notitle\n" % dat)
-        subprocess.run([gnuplot, gp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p = subprocess.run([gnuplot, gp], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+        if p.returncode:
+            print("gnuplot failed on %s: %s" % (gp, p.stderr.strip()[-300:]), file=sys.stderr)
 
 
 def main():
