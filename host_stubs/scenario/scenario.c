@@ -840,9 +840,10 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 	int have_victim = 0;
 	for (uint32_t i = 0; i < sc->nflows; i++)
 		have_victim |= sc->flows[i].victim;
-	uint64_t bulk = 0, t0 = UINT64_MAX, t1 = 0;
+	uint64_t bulk = 0, all_bytes = 0, t0 = UINT64_MAX, t1 = 0;
 	for (uint32_t i = 0; i < sc->nflows; i++) {
 		struct flow *f = &sc->flows[i];
+		all_bytes += f->bytes_ok;
 		r->bytes_corrupted += f->corrupted;
 		r->bytes_failed += f->bytes_failed;
 		r->tasks_done += f->tasks_ok;
@@ -896,6 +897,7 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 	r->measured = (sp->gray ? MCC_SCN_MEAS_GRAY : 0) | (sp->handoff ? MCC_SCN_MEAS_HANDOFF : 0);
 	/* bits per ns = Gb/s, over the bulk flows' active interval */
 	r->goodput_gbps = t1 > t0 ? (double)bulk * 8 / (double)(t1 - t0) : 0;
+	r->total_gbps = t1 > t0 ? (double)all_bytes * 8 / (double)(t1 - t0) : 0;
 	struct mcc_fab_model_stats ms;
 	mcc_fab_model_stats(sc->model, &ms);
 	r->queue_peak_bytes = ms.queue_peak_bytes;
@@ -1007,7 +1009,7 @@ void mcc_scn_result_write(FILE *f, const struct mcc_scn_result *r)
 	        " failed=%" PRIu64 " s0=%" PRIu64 " s1=%" PRIu64 " s2=%" PRIu64 " s3=%" PRIu64
 	        " defers=%" PRIu64 " avoids=%" PRIu64 " rail_pauses=%" PRIu64 " wcerr=%" PRIu64
 	        " quar=%" PRIu64 " probes=%" PRIu64 " final=%u hq=%u digest=%" PRIu64
-	        " jain=%.6f fair_from=%.6f fair_gbps=%s qavg=%.0f vp99=%.3f timeline=%s\n",
+	        " jain=%.6f fair_from=%.6f fair_gbps=%s qavg=%.0f vp99=%.3f total=%.6f timeline=%s\n",
 	        r->scenario, r->arm, r->engine, r->duration_s, r->goodput_gbps, r->cpu_ms, r->vcpu_ms,
 	        r->p50_us, r->p99_us, r->p999_us, r->queue_peak_bytes, r->queue_peak_steady_bytes,
 	        r->pause_ms, r->bytes_lost,
@@ -1015,7 +1017,7 @@ void mcc_scn_result_write(FILE *f, const struct mcc_scn_result *r)
 	        r->task_states[0], r->task_states[1], r->task_states[2], r->task_states[3], r->defers,
 	        r->avoids, r->rail_pauses, r->wc_errors, r->quarantines, r->probes,
 	        r->watch_final_state, r->healthy_quarantined, r->digest, r->jain, r->fair_from_s, fair,
-	        r->qavg_bytes, r->vp99_us, r->state_timeline);
+	        r->qavg_bytes, r->vp99_us, r->total_gbps, r->state_timeline);
 }
 
 int mcc_scn_result_parse(const char *line, struct mcc_scn_result *r)
@@ -1031,7 +1033,7 @@ int mcc_scn_result_parse(const char *line, struct mcc_scn_result *r)
 	               " failed=%" SCNu64 " s0=%" SCNu64 " s1=%" SCNu64 " s2=%" SCNu64 " s3=%" SCNu64
 	               " defers=%" SCNu64 " avoids=%" SCNu64 " rail_pauses=%" SCNu64 " wcerr=%" SCNu64
 	               " quar=%" SCNu64 " probes=%" SCNu64 " final=%u hq=%u digest=%" SCNu64
-	               " jain=%lf fair_from=%lf fair_gbps=%1281s qavg=%lf vp99=%lf timeline=%159s",
+	               " jain=%lf fair_from=%lf fair_gbps=%1281s qavg=%lf vp99=%lf total=%lf timeline=%159s",
 	               r->scenario, r->arm, r->engine, &r->duration_s, &r->goodput_gbps, &r->cpu_ms,
 	               &r->vcpu_ms, &r->p50_us, &r->p99_us, &r->p999_us, &r->queue_peak_bytes,
 	               &r->queue_peak_steady_bytes,
@@ -1040,8 +1042,9 @@ int mcc_scn_result_parse(const char *line, struct mcc_scn_result *r)
 	               &r->task_states[1], &r->task_states[2], &r->task_states[3], &r->defers,
 	               &r->avoids, &r->rail_pauses, &r->wc_errors, &r->quarantines, &r->probes,
 	               &r->watch_final_state, &r->healthy_quarantined, &r->digest, &r->jain,
-	               &r->fair_from_s, fair, &r->qavg_bytes, &r->vp99_us, r->state_timeline);
-	if (n != 38)
+	               &r->fair_from_s, fair, &r->qavg_bytes, &r->vp99_us, &r->total_gbps,
+	               r->state_timeline);
+	if (n != 39)
 		return -EINVAL;
 	if (strcmp(fair, "-")) {
 		char *save = NULL;

@@ -68,6 +68,8 @@ struct mcc_scn_result {
 	double qavg_bytes;        /* time-weighted mean egress queue to the watched
 	                           * receiver port over the last 40 % of the run */
 	double vp99_us;           /* p99 completion latency of victim flows (0: none) */
+	double total_gbps;        /* verified bytes of every flow, victims included, over
+	                           * the bulk flows' active interval */
 	int measured;             /* MCC_SCN_MEAS_* (not in the RESULT line) */
 	uint64_t digest;          /* determinism digest (excludes real CPU) */
 	uint64_t posted;          /* WRs the hosts handed to the fabric */

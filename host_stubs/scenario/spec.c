@@ -60,7 +60,7 @@ static char *reader(char *str, int num, void *stream)
 	return str;
 }
 
-static int fail(struct pctx *c, int line, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int fail(struct pctx *c, int line, const char *fmt, ...)
 {
 	if (c->failed)
 		return 0;

@@ -42,6 +42,11 @@ def fabric(link_gbps=25, rtt_us=None):
     return f
 
 
+# the fairness interval starts this long after the last join (issue: Jain
+# >= 0.95 within 50 ms of the join)
+SETTLE_MS = 50
+
+
 def incast(n, dur, link=25, rtt=None, victim=True):
     name = "incast%d" % n + ("-%dg" % link if link != 25 else "") + \
         ("-rtt%d" % rtt if rtt is not None else "")
@@ -55,7 +60,7 @@ def incast(n, dur, link=25, rtt=None, victim=True):
         flows.append(("victim", str(n), dict(size="64K", outstanding=1, victim=1)))
         senders += 1
     return dict(name=name, kind="incast", n=n, bulk=n, victim=victim, dur=dur,
-                senders=senders, fabric=fabric(link, rtt), flows=flows, settle_ms=20)
+                senders=senders, fabric=fabric(link, rtt), flows=flows, settle_ms=SETTLE_MS)
 
 
 def share(k, sz, dur, step, link=25, rtt=None):
@@ -67,7 +72,7 @@ def share(k, sz, dur, step, link=25, rtt=None):
         start = 0.0 if i < 2 else round((i - 1) * step, 6)
         flows.append(("f%d" % i, str(i), dict(size=size, outstanding=out, start_s=start)))
     return dict(name=name, kind="share", n=k, bulk=k, victim=False, dur=dur,
-                senders=k, fabric=fabric(link, rtt), flows=flows, settle_ms=20)
+                senders=k, fabric=fabric(link, rtt), flows=flows, settle_ms=SETTLE_MS)
 
 
 def mixed(dur, link=25, rtt=None):
@@ -76,19 +81,20 @@ def mixed(dur, link=25, rtt=None):
     flows = [("bulk", "0-1", dict(size="1M", outstanding=4)),
              ("victim", "2", dict(size="4K", outstanding=1, victim=1))]
     return dict(name=name, kind="mixed", n=2, bulk=2, victim=True, dur=dur,
-                senders=3, fabric=fabric(link, rtt), flows=flows, settle_ms=20)
+                senders=3, fabric=fabric(link, rtt), flows=flows, settle_ms=SETTLE_MS)
 
 
 def grid(tier):
     """The cells of a tier. quick: what fits in ~8 minutes on 2 cores
     (make check-cc-matrix); full: the whole grid (make bench-cc-matrix)."""
     if tier == "quick":
-        d, step = 0.06, 0.01
+        d, step = 0.3, 0.1
         return [incast(2, d), incast(8, d), incast(32, d), incast(64, d),
-                share(2, "1m", d, step), share(4, "256k", 0.08, step),
-                share(2, "1m", d, step, rtt=50), share(2, "1m", d, step, link=100),
+                share(2, "1m", d, step), share(3, "256k", d + step, step),
+                share(4, "256k", d + 2 * step, step),
+                share(2, "1m", d, step, rtt=200), share(2, "1m", d, step, link=100),
                 mixed(d)]
-    d, step = 0.3, 0.05
+    d, step = 0.3, 0.1
     cells = [incast(n, d) for n in (2, 4, 8, 16, 32, 64)]
     for k in (2, 3, 4, 6, 8):
         for sz in ("256k", "1m"):
