@@ -604,7 +604,10 @@ struct mcc_policy_v1 {
 	 * errno (-EINVAL: bad handle/zero bytes, the permit untouched; treat as
 	 * ADMIT-less pass-through: the host posts without a permit).
 	 * A failed second-domain reservation rolls back the first. An empty
-	 * domain admits one slice larger than its window. Observe mode always
+	 * domain admits one slice larger than its window, except a route the
+	 * policy paces (below its minimum window under sustained congestion),
+	 * which admits a slice only once its pace has earned the bytes: its
+	 * MCC_DEFER has the usual retry-after of one epoch. Observe mode always
 	 * returns MCC_ADMIT and sets MCC_PERMIT_F_OBSERVED when enforce would not.
 	 * Thread: the lane's thread.
 	 * Errors: -EINVAL (above); a refusal is a decision, not an error.

@@ -76,6 +76,8 @@ static void rec_state(struct mcc_core *core, uint32_t kind, const struct mcc_dom
 
 /* ------------------------------------------------------ control word, states */
 
+static void pace_set(struct mcc_dom *d, uint64_t pace);
+
 /* Store a window clamped to [min_window, max_window]; returns it. */
 static uint64_t set_window(struct mcc_core *core, struct mcc_dom *d, uint64_t w)
 {
@@ -117,6 +119,8 @@ void mcc_ctl_publish(struct mcc_core *core, struct mcc_dom *d, uint32_t state, b
 void mcc_ctl_set_state(struct mcc_core *core, struct mcc_dom *d, uint32_t state, uint64_t now)
 {
 	uint32_t from = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
+	if (state != MCC_PATH_CONGESTED)
+		pace_set(d, 0); /* only a CONGESTED route is paced */
 	mcc_ctl_publish(core, d, state, true);
 	if (from != state)
 		rec_state(core, MCC_REC_TRANSITION, d, from, state, MCC_CLASS_NONE, MCC_SCOPE_NONE,
@@ -258,31 +262,32 @@ static void recover(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
  * in-flight bytes at the rate measured then, S + B / R_then. Without the
  * cap a 0.3 s completion gap (a descheduled poller, a TCG guest) read as
  * 11 s of drain; with it a long gap grows linearly.
- * By Little's law both describe the same average backlog B = R x D. Part of
- * D is the local NIC serialising what the host posted: at line rate C the
- * device's backlog takes B_dev / C to leave the host however healthy the
- * fabric is. That part is the host's own queue, not network pressure (a
- * healthy path with 8 x 1 MiB outstanding is not congested), so pressure is
- * the EXCESS of D over local serialisation:
+ * By Little's law both describe the same average backlog B = R x D.
  *
- *   route:   excess = D_route - u x B_dev / C   (its device's whole backlog
- *                                                is ahead of it in the NIC)
- *   device:  excess = D_dev - u x B_dev / C = D_dev x (1 - u x R_dev / C)
- *   u = min(1, R_dev / (MCC_NIC_BOUND_PCT % of C))
+ * Queueing q is what a domain compares with target_drain_us:
  *
- * with C = link_rate_bps / 8 of the device (unknown: 0, no local part). On a
- * healthy path R = C and the excess is ~0 whatever the backlog; when the
- * bottleneck is beyond the device (incast, PFC pause, a slow receiver) R
- * drops below C and the excess tends to D. A NIC that runs below 80 % of its
- * line rate is not what holds its backlog back: its bytes wait at the
- * bottleneck beyond it, so they count as local only in proportion to its
- * use u. Without u, a sender behind a first-in-first-out bottleneck as fast
- * as its own link never saw its own bytes there (they added B/C to D and
- * to the local part alike): in the model's 16:1 TENT incast one sender
- * whose base held the others' queue grew alone to 1.2 MiB. The excess
- * scales with the backlog, so a small window that under-fills the pipe (a
- * lower R) does not feed back into more pressure, and a burst draining down
- * (long latencies, little left in flight) is not mistaken for congestion.
+ *   route:   q = D_route - base   (base: the path's own drain time, below)
+ *   device:  q = D_dev            (the target is the reference; beyond the
+ *                                  base only on a path whose base is at least
+ *                                  MCC_LONG_BASE_X targets: base_of)
+ *
+ * Nothing is subtracted for the local NIC serialising the host's own
+ * backlog. Per sender that wait cannot be told from a shared queue beyond
+ * the NIC (delivery near line rate, drain time rising with the window look
+ * the same in both), and subtracting it made the sender that first took most
+ * of a bottleneck blind to the queue it kept there while its competitors saw
+ * all of it: two or three flows locked in at 90/5/5 % of one port. A lone
+ * sender's own backlog now counts as queueing: its window settles where its
+ * drain time is near base + target, which still keeps its NIC busy (goodput
+ * unchanged; the rest waits in the host's queue).
+ *
+ * A device compares its drain time with the target itself: a reference that
+ * every sender behind a bottleneck shares, where each route's learned base
+ * differs with the queue it met when it learned it (a joiner learns a
+ * standing queue as its base). A common reference is what gives a delay
+ * signal a single fair operating point ("ECN or Delay", CoNEXT 2016); the
+ * route's base keeps a path whose own delay exceeds the target (a long link,
+ * emulation) from being cut by it.
  *
  * Route-limited routes do not drive their device (RFC WC matrix: receiver
  * pressure only "on the receiving route ... do not affect other receivers
@@ -322,18 +327,6 @@ static uint64_t gap_capped(const struct mcc_ctl *cs, uint64_t bytes, uint64_t dr
 		return drain_us;
 	uint64_t cap = (now - cs->drained_ns) / 1000 + drain_of(bytes, cs->dlv_rate, 0, 0);
 	return drain_us && drain_us < cap ? drain_us : cap;
-}
-
-/* Time (us) of local serialisation in the drain time `drain_us` of a domain
- * with rate `rate` (bytes/s) at `cap` bytes/s: the backlog's time at line
- * rate, in full while the NIC runs at MCC_NIC_BOUND_PCT of `cap` or more,
- * else in proportion to its use (see "Pressure" above). */
-static uint64_t local_us(uint64_t rate, uint64_t drain_us, uint64_t cap)
-{
-	if (!cap)
-		return 0;
-	double use = (double)rate * 100.0 / ((double)MCC_NIC_BOUND_PCT * (double)cap);
-	return sat_u64((double)rate * (double)drain_us / (double)cap * (use < 1.0 ? use : 1.0));
 }
 
 static uint64_t sub0(uint64_t a, uint64_t b)
@@ -411,15 +404,13 @@ static void measure(struct mcc_dom *d, uint64_t dt, uint64_t now)
 	cs->route_limited = false;
 }
 
-/* Second pass, routes: excess over the device's local serialisation, and
- * whether the route is limited beyond the device (then excluded from it). */
+/* Second pass, routes: whether the route is limited beyond the device (then
+ * excluded from it). */
 static void route_pressure(struct mcc_core *core, struct mcc_route *r)
 {
 	struct mcc_ctl *cs = &r->d.cs;
 	struct mcc_device *dv = atomic_load_explicit(&r->dev, RLX);
 	const struct mcc_ctl *dc = dv ? &dv->d.cs : NULL;
-	uint64_t local = dc ? local_us(dc->rate, dc->drain_us, dv->link_rate_bps / 8) : 0;
-	cs->excess_us = sub0(cs->drain_us, local);
 	uint32_t st = mcc_ctl_state(atomic_load_explicit(&r->d.ctl, RLX));
 	bool lim = cs->ep_rnr || st != MCC_PATH_HEALTHY || (cs->ep_actual && !cs->rate) ||
 	           (dc && cs->drain_us > 2 * dc->drain_us + core->p.target_drain_us);
@@ -447,29 +438,26 @@ static void device_pressure(struct mcc_device *dv, uint64_t now)
 	uint64_t rate = sub0(cs->rate, cs->x_rate);
 	if (!rate) /* rates are smoothed per domain: no usable difference */
 		rate = cs->rate;
-	uint64_t cap = dv->link_rate_bps / 8;
-	if (cap) {
-		cap = sub0(cap, cs->x_rate);
-		if (cap < rate)
-			cap = rate;
-	}
 	cs->drain_us = gap_capped(cs, a, drain_of(a, rate, lat, latn), now);
-	cs->excess_us = sub0(cs->drain_us, local_us(rate, cs->drain_us, cap));
 }
 
 /*
  * Base (see README.md "Pressure"): the path's own drain time without
- * queueing, learned as the minimum excess over the last one to two buckets
- * of MCC_BASE_EPOCHS epochs with completions (the windowed minimum RTT of
- * delay-based controllers such as TIMELY and Swift). An emulated or long
- * path whose excess never falls under target_drain_us is thereby not
- * congested by itself; queueing that builds on top of it still is. The
- * current epoch counts, so a domain's first epoch is its own base.
+ * queueing, learned as the minimum drain time over the last one to two
+ * buckets of MCC_BASE_EPOCHS epochs with completions (the windowed minimum
+ * RTT of delay-based controllers such as TIMELY and Swift). An emulated or
+ * long path whose drain time never falls under target_drain_us is thereby
+ * not congested by itself; queueing that builds on top of it still is. The
+ * current epoch counts, so a domain's first epoch is its own base, and a
+ * route learns it anew at its first congestion (law_epoch): routes that
+ * start together learn their joint first burst as base, each a different
+ * share of it, and the queue right after their first cut is what they all
+ * see alike.
  */
 static void base_learn(struct mcc_ctl *cs)
 {
-	if (!cs->base_n || cs->excess_us < cs->base_cur)
-		cs->base_cur = cs->excess_us;
+	if (!cs->base_n || cs->drain_us < cs->base_cur)
+		cs->base_cur = cs->drain_us;
 	cs->base_us = cs->base_prev_ok && cs->base_prev < cs->base_cur ? cs->base_prev
 	                                                                : cs->base_cur;
 	if (++cs->base_n >= MCC_BASE_EPOCHS) {
@@ -499,19 +487,61 @@ static bool software_path(const struct mcc_dom *d)
 	return dv && dv->software;
 }
 
-static uint64_t queueing(const struct mcc_dom *d)
+/* The base a domain's queueing is measured beyond: a route's learned base;
+ * a device's only when its path is a long one (a learned base of at least
+ * MCC_LONG_BASE_X targets), else none (see "Pressure" above). */
+static uint64_t base_of(const struct mcc_dom *d, uint64_t target_us)
 {
 	const struct mcc_ctl *cs = &d->cs;
-	uint64_t q = sub0(cs->excess_us, cs->base_us);
+	if (d->kind == MCC_DOM_ROUTE || cs->base_us >= MCC_LONG_BASE_X * target_us)
+		return cs->base_us;
+	return 0;
+}
+
+static uint64_t queueing(const struct mcc_dom *d, uint64_t tgt)
+{
+	const struct mcc_ctl *cs = &d->cs;
+	uint64_t q = sub0(cs->drain_us, base_of(d, tgt));
 	if (!q || !software_path(d))
 		return q;
 	uint64_t peak = cs->peak_prev > cs->peak_cur ? cs->peak_prev : cs->peak_cur;
 	return cs->rate_slow < peak / 2 ? q : 0;
 }
 
+/* A route's pace (law.h "Pacing"): `pace` bytes per epoch, 0 ends it. A
+ * new pace starts with no tokens. */
+static void pace_set(struct mcc_dom *d, uint64_t pace)
+{
+	struct mcc_ctl *cs = &d->cs;
+	if (pace == cs->pace)
+		return;
+	if (!pace || !cs->pace) {
+		atomic_store_explicit(&d->pace_tokens, 0, RLX);
+		atomic_store_explicit(&d->paced, pace != 0, RLX);
+	}
+	cs->pace = pace;
+	mcc_dom_set_limit(d);
+}
+
+/* Tokens earned over `dt` ns, at most two slices' worth in store. */
+static void pace_tick(struct mcc_core *core, struct mcc_dom *d, uint64_t dt)
+{
+	struct mcc_ctl *cs = &d->cs;
+	if (!cs->pace)
+		return;
+	uint64_t slice = atomic_load_explicit(&d->max_slice, RLX);
+	int64_t cap = (int64_t)(2 * (slice ? slice : MCC_SLICE_REF));
+	int64_t add = (int64_t)mcc_law_scale(cs->pace, dt, (uint64_t)core->p.epoch_us * 1000);
+	int64_t tok = atomic_load_explicit(&d->pace_tokens, RLX), want;
+	do {
+		want = tok + add < cap ? tok + add : cap;
+	} while (!atomic_compare_exchange_weak_explicit(&d->pace_tokens, &tok, want, RLX, RLX));
+}
+
 /* One epoch of the control law (law.h) for a HEALTHY, CONGESTED or SUSPECT
- * domain; the core applies the answer: window (a smaller one counts as a
- * cut) and congestion (the state, or where SUSPECT returns to). */
+ * domain, given the measurement record; the core applies the answer: window
+ * (a smaller one counts as a cut), pace (a CONGESTED route only) and
+ * congestion (the state, or where SUSPECT returns to). */
 static void law_epoch(struct mcc_core *core, struct mcc_dom *d, uint32_t st, uint64_t q,
                       bool based, bool clean, bool signal, uint64_t now)
 {
@@ -520,16 +550,24 @@ static void law_epoch(struct mcc_core *core, struct mcc_dom *d, uint32_t st, uin
 	const uint64_t w = atomic_load_explicit(&d->window, RLX);
 	const struct mcc_law_in in = {
 		.window = w,
+		.pace = cs->pace,
 		.actual = cs->ep_actual,
 		.ep_bytes = cs->ep_bytes,
+		.rate = cs->rate,
+		.drain_us = cs->drain_us,
+		.base_us = cs->base_us,
 		.q_us = q,
+		.slice = atomic_load_explicit(&d->max_slice, RLX),
+		.epoch_us = core->p.epoch_us,
+		.route = d->kind == MCC_DOM_ROUTE,
+		.software = software_path(d),
 		.based = based,
 		.clean = clean,
 		.signal = signal,
 		.congested = (suspect ? cs->suspect_prev : st) == MCC_PATH_CONGESTED,
 		.suspect = suspect,
 	};
-	struct mcc_law_out out = { w, in.congested };
+	struct mcc_law_out out = { w, cs->pace, in.congested };
 	core->law->epoch(&core->p, &cs->law, &in, &out);
 
 	uint32_t ns = out.congested ? MCC_PATH_CONGESTED : MCC_PATH_HEALTHY;
@@ -540,13 +578,23 @@ static void law_epoch(struct mcc_core *core, struct mcc_dom *d, uint32_t st, uin
 	const uint64_t nw = set_window(core, d, out.window);
 	if (nw < w)
 		cs->window_cuts++;
+	if (ns == MCC_PATH_CONGESTED && !cs->base_relearned) {
+		cs->base_relearned = true;
+		cs->base_n = 0;
+		cs->base_prev_ok = false;
+	}
 	if (ns != st)
 		mcc_ctl_set_state(core, d, ns, now);
 	else if (nw != w)
 		mcc_ctl_publish(core, d, st, nw < w);
+	if (ns == MCC_PATH_CONGESTED && in.route) {
+		if (out.pace && (!cs->pace || out.pace < cs->pace))
+			cs->window_cuts++; /* a pace begun or lowered is a cut too */
+		pace_set(d, out.pace);
+	}
 }
 
-static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
+static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now, uint64_t dt)
 {
 	struct mcc_ctl *cs = &d->cs;
 	const struct mcc_params *p = &core->p;
@@ -561,7 +609,7 @@ static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 	bool based = cs->base_n || cs->base_prev_ok; /* a base from earlier epochs */
 	if (cs->ep_compl)
 		base_learn(cs);
-	uint64_t q = queueing(d); /* beyond the base */
+	uint64_t q = queueing(d, p->target_drain_us); /* beyond the base */
 	bool high = q > p->target_drain_us || rnr || grew;
 
 	uint32_t from = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
@@ -591,6 +639,7 @@ static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 			mcc_ctl_set_state(core, d, st, now);
 		}
 		law_epoch(core, d, st, q, based, clean, rnr || grew, now);
+		pace_tick(core, d, dt);
 		break;
 	}
 	cs->hard_epoch = 0;
@@ -742,10 +791,10 @@ void mcc_core_tick(void *ctx, uint64_t now)
 		route_pressure(core, (struct mcc_route *)d);
 	for (struct mcc_dom *d = core->devices; d; d = d->next)
 		device_pressure((struct mcc_device *)d, now);
-	for (struct mcc_dom *d = core->devices; d; d = d->next)
-		ctl_domain(core, d, now);
 	for (struct mcc_dom *d = core->routes; d; d = d->next)
-		ctl_domain(core, d, now);
+		ctl_domain(core, d, now, dt);
+	for (struct mcc_dom *d = core->devices; d; d = d->next)
+		ctl_domain(core, d, now, dt);
 	mcc_dom_sweep_zombies(core);
 	core->last_tick = now;
 	core->ticked = true;

@@ -49,15 +49,14 @@
 /* base of a path's drain time: minimum over the last 1-2 buckets of this
  * many epochs with completions (0.5-1 s at the default 1 ms epoch) */
 #define MCC_BASE_EPOCHS 512u
+/* a device measures its queueing beyond its learned base only when that base
+ * is at least this many times target_drain_us (control.c base_of) */
+#define MCC_LONG_BASE_X 2u
 /* a software device's paths (control.c "A software device"): delivery rate
  * smoothed with this time constant, and its peak over the last 1-2 buckets
  * of MCC_SW_PEAK_NS (wall time: a slow path completes in few epochs) */
 #define MCC_SW_RATE_TAU_NS 250000000ull
 #define MCC_SW_PEAK_NS 1000000000ull
-/* a NIC delivering at least this share of its line rate is the bottleneck
- * of its own backlog; below it the backlog counts as local serialisation
- * only in proportion (control.c "Pressure") */
-#define MCC_NIC_BOUND_PCT 80u
 /* credit mode needs this many admissions in the last epoch: below it a
  * shared CAS per slice costs nothing measurable and keeps stats exact */
 #define MCC_CREDIT_MIN_ADMITS 64u
@@ -173,17 +172,20 @@ struct mcc_ctl {
 	uint64_t drain_us; /* last epoch's drain-time estimate */
 	uint64_t drained_ns; /* tick at which it last delivered or held nothing */
 	uint64_t dlv_rate;   /* rate at that tick (the gap cap of drain_us) */
-	uint64_t excess_us; /* of which beyond the local NIC's own serialisation */
-	/* the path's own base: windowed minimum of excess_us over epochs with
-	 * completions (two buckets of MCC_BASE_EPOCHS; control.c "Base") */
+	/* the path's own base: windowed minimum of drain_us over epochs with
+	 * completions (two buckets of MCC_BASE_EPOCHS; control.c "Base"); a
+	 * route's queueing is measured beyond it, a device's is not (control.c
+	 * queueing) */
 	uint64_t base_us, base_cur, base_prev;
 	uint32_t base_n;     /* epochs in the current bucket */
 	bool base_prev_ok;   /* base_prev holds a full bucket */
+	bool base_relearned; /* the base was learned anew at the first congestion */
 	/* a software device's paths (control.c "A software device"): the
 	 * delivery rate smoothed over MCC_SW_RATE_TAU_NS of backlogged epochs, its
 	 * peak in the bucket started at peak_t0 and in the one before */
 	uint64_t rate_slow, peak_cur, peak_prev, peak_t0;
 	struct mcc_law_state law; /* the control law's own (law.h) */
+	uint64_t pace;        /* route: the law's pace, bytes per epoch (0: none) */
 	/* this epoch's measurement (tick: measured for every domain before any
 	 * state changes, see control.c "Pressure") */
 	uint64_t ep_bytes, ep_compl, ep_lat, ep_latn, ep_admits;
@@ -258,6 +260,8 @@ struct mcc_dom {
 	/* line 5 */
 	alignas(MCC_LINE) _Atomic uint64_t progress_mark; /* device: epoch of the last poll pass */
 	_Atomic uint64_t probe_bound;    /* PROBING bound (0: one slice) */
+	_Atomic uint64_t paced;          /* route: paced (law.h "Pacing"), see pace_take */
+	_Atomic int64_t pace_tokens;     /* bytes the pace has earned, not yet spent */
 	_Atomic uint64_t q_until_ns;     /* end of the cooldown (QUARANTINED) */
 	_Atomic uint64_t bindings;       /* lane slots referencing this domain */
 	_Atomic uint32_t meta_stale_gen; /* route: generation with stale metadata */
@@ -274,9 +278,18 @@ struct mcc_dom {
 static inline void mcc_dom_set_limit(struct mcc_dom *d)
 {
 	atomic_store_explicit(&d->limit,
-	                      atomic_load_explicit(&d->window, RLX) +
-	                          atomic_load_explicit(&d->stale_est, RLX),
+	                      atomic_load_explicit(&d->paced, RLX)
+	                          ? 0 /* paced: the general path admits (pace_take) */
+	                          : atomic_load_explicit(&d->window, RLX) +
+	                                atomic_load_explicit(&d->stale_est, RLX),
 	                      RLX);
+}
+
+/* The exact fast path's empty-domain rule: a paced domain always takes
+ * the general path (domain.c pace_take). */
+static inline bool mcc_pace_pass(const struct mcc_dom *d)
+{
+	return !atomic_load_explicit(&d->paced, RLX);
 }
 
 struct mcc_device {

@@ -330,6 +330,22 @@ static NOINLINE bool credit_refill(struct mcc_slot *s, struct mcc_dom *d, uint64
 	return false;
 }
 
+/* A paced domain (law.h "Pacing"): within its window (or the empty-domain
+ * rule) and within the bytes its pace has earned, taken on admission. */
+static COLD bool pace_take(struct mcc_dom *d, uint64_t b)
+{
+	int64_t tok = atomic_load_explicit(&d->pace_tokens, RLX);
+	do {
+		if (tok < (int64_t)b)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(&d->pace_tokens, &tok, tok - (int64_t)b, RLX,
+	                                                RLX));
+	if (dom_reserve(d, b, atomic_load_explicit(&d->window, RLX), 0, true))
+		return true;
+	atomic_fetch_add_explicit(&d->pace_tokens, (int64_t)b, RLX);
+	return false;
+}
+
 /* Admit `b` bytes in `d` (control word `ctl` as loaded by the caller). */
 static inline bool dom_take(struct mcc_lane *lane, struct mcc_dom *d, uint64_t ctl, uint64_t b)
 {
@@ -342,6 +358,8 @@ static inline bool dom_take(struct mcc_lane *lane, struct mcc_dom *d, uint64_t c
 		}
 		return credit_refill(s, d, b, c);
 	}
+	if (UNLIKELY(atomic_load_explicit(&d->paced, RLX)))
+		return pace_take(d, b);
 	uint64_t bound = mcc_ctl_state(ctl) == MCC_PATH_PROBING
 	                     ? atomic_load_explicit(&d->probe_bound, RLX)
 	                     : atomic_load_explicit(&d->window, RLX);
@@ -881,7 +899,8 @@ static inline bool slots_bound(struct mcc_lane *lane, struct mcc_dom *rd, struct
 static inline bool exact_fits(const struct mcc_dom *d, int64_t old, uint64_t want, uint64_t limit)
 {
 	return LIKELY(old + (int64_t)want <= (int64_t)limit) ||
-	       (old > 0 ? (uint64_t)old : 0) <= atomic_load_explicit(&d->stale_est, RLX);
+	       ((old > 0 ? (uint64_t)old : 0) <= atomic_load_explicit(&d->stale_est, RLX) &&
+	        mcc_pace_pass(d));
 }
 
 static inline struct mcc_pend *pend_of(struct mcc_lane *lane, const struct mcc_dom *rd)

@@ -18,12 +18,26 @@
  *           Returns the window, which the core clamps to [min_window_bytes,
  *           max_window_bytes].
  *   epoch   once per tick for each HEALTHY, CONGESTED or SUSPECT domain, with
- *           the epoch's measurement; sets out->window and out->congested.
+ *           the epoch's measurement record (struct mcc_law_in, computed by
+ *           the core); sets out->window, out->pace and out->congested.
  *           A smaller window counts as a cut (domain_stats window_cuts).
  *           While SUSPECT the core keeps the state and remembers `congested`
  *           for when the domain returns.
- * A law keeps its per-domain state in struct mcc_law_state, zeroed when the
- * domain is created; it must not keep pointers to the core's objects.
+ *
+ * Pacing: a route whose window is at min_window_bytes and still under
+ * pressure cannot shrink its window further (a slice is indivisible), so a
+ * law may answer a pace instead: out->pace bytes per epoch (0: not paced).
+ * A paced route admits within its window and only bytes its pace has earned:
+ * a token bucket the core fills at each tick (pace bytes per epoch_us of
+ * host time, at most two slices in store) and each admission spends (the
+ * empty-domain rule included); its refusals are DEFERs whose retry-after is
+ * the next tick. The core honours a pace only on a CONGESTED route; any
+ * other state, and a device domain, clears it.
+ *
+ * A law keeps its per-domain state in the opaque struct mcc_law_state
+ * (MCC_LAW_STATE_SIZE bytes, zeroed when the domain is created); it casts
+ * it to its own type, whose size it checks at build time with
+ * MCC_LAW_STATE_CHECK. It must not keep pointers to the core's objects.
  */
 #ifndef MCC_CORE_LAW_H
 #define MCC_CORE_LAW_H
@@ -33,22 +47,31 @@
 
 struct mcc_params;
 
-/* Per-domain state owned by the law (the AIMD law's names; another law may
- * use the fields as it likes). */
+/* Per-domain state owned by the law: opaque to the core. */
+#define MCC_LAW_STATE_SIZE 64
 struct mcc_law_state {
-	uint64_t pre_cut; /* window before the last cut / to resume to */
-	uint32_t high_streak, low_streak;
-	uint32_t fr_left; /* fast-recovery epochs left */
-	bool ss;          /* slow start */
+	_Alignas(8) unsigned char opaque[MCC_LAW_STATE_SIZE];
 };
+/* In a law's source: MCC_LAW_STATE_CHECK(struct my_state); */
+#define MCC_LAW_STATE_CHECK(type)                                                          \
+	_Static_assert(sizeof(type) <= MCC_LAW_STATE_SIZE && _Alignof(type) <= 8,          \
+	               #type " must fit struct mcc_law_state")
 
-/* One epoch of one domain, as the mechanism measured it. */
+/* One epoch of one domain: the measurement record the core computed. */
 struct mcc_law_in {
 	uint64_t window;    /* current window, bytes */
-	uint64_t actual;    /* in flight at this tick, lane credit excluded */
+	uint64_t pace;      /* current pace, bytes per epoch (0: not paced) */
+	uint64_t actual;    /* bytes in use: in flight at this tick, lane credit excluded */
 	uint64_t ep_bytes;  /* bytes completed in the epoch */
-	uint64_t q_us;      /* queueing: drain time beyond local serialisation
-	                     * and beyond the learned base */
+	uint64_t rate;      /* smoothed delivery rate, bytes per second */
+	uint64_t drain_us;  /* drain time of the bytes in flight (control.c "Pressure") */
+	uint64_t base_us;   /* the path's learned base (windowed minimum excess) */
+	uint64_t q_us;      /* queueing: a route's drain time beyond its base, a
+	                     * device's drain time (control.c "Pressure") */
+	uint64_t slice;     /* largest slice seen on the domain, bytes */
+	uint32_t epoch_us;  /* the configured epoch (pace unit) */
+	bool route;         /* a route domain (only routes may be paced) */
+	bool software;      /* the host declared the device a software transport */
 	bool based;         /* the base comes from earlier epochs (not only this one) */
 	bool clean;         /* completions, no hard error, no receiver pressure */
 	bool signal;        /* pressure not measured as delay: receiver-not-ready
@@ -59,6 +82,7 @@ struct mcc_law_in {
 
 struct mcc_law_out {
 	uint64_t window;
+	uint64_t pace; /* bytes per epoch; 0: not paced */
 	bool congested;
 };
 
@@ -78,9 +102,10 @@ static inline uint64_t mcc_law_scale(uint64_t x, uint64_t num, uint64_t den)
 	return x / den * num + x % den * num / den;
 }
 
-/* The AIMD law (law_aimd.c): hysteresis, severity-scaled multiplicative
- * decrease, fast recovery and additive increase tapered by queueing, slow
- * start bounded by queueing. */
+/* The AIMD law (law_aimd.c): hysteresis, multiplicative decrease above the
+ * target and growth below it with no band between (fast recovery, then
+ * additive increase tapered by queueing), pacing below the minimum window,
+ * slow start bounded by queueing. */
 extern const struct mcc_law mcc_law_aimd;
 
 #endif /* MCC_CORE_LAW_H */

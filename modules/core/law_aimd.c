@@ -5,20 +5,80 @@
  *
  * Pressure is queueing q beyond the learned base over target_drain_us, or a
  * signal the core measured without delay (receiver-not-ready completions, a
- * growing backlog). Anchors: md 0.5 and additive increase per clean run as in
- * NCCL/UCX-style AIMD, the increase tapered as queueing nears the hold band
- * (as the delay-target law and Swift scale theirs); hysteresis of
- * high_pressure_epochs / low_pressure_epochs epochs as the RFC's state
- * machine asks.
+ * growing backlog). The law has two regions and no band between them, which
+ * is what makes it fair (modules/core/README.md "Why the law is fair"):
+ *
+ *   q > target (high)   multiplicative decrease: window x md_percent / 100,
+ *                       the first after high_pressure_epochs high epochs in a
+ *                       row (the RFC's hysteresis), then each high epoch in
+ *                       which the previous cut has taken effect (in flight
+ *                       at or below the window). A route already at
+ *                       min_window_bytes is paced instead (below).
+ *   q <= target (calm)  after low_pressure_epochs calm epochs, growth every
+ *                       calm epoch: fast recovery halves the gap to the
+ *                       window before the last cut for fast_recovery_epochs
+ *                       epochs, then + ai_bytes; each step at most half the
+ *                       window and tapered by queueing, (target - q) /
+ *                       target, whole at no queueing, 1/16 at the target.
+ *
+ * Flows that share a bottleneck see the same queueing, so they cut in the
+ * same epochs by the same factor and grow by the same bytes: the AIMD
+ * argument (Chiu and Jain) moves them toward equal windows at every cycle.
+ * A hold band between growth and decrease (the law before this one held the
+ * window while target / 2 < q <= target) breaks that: any split of the
+ * bottleneck whose queue sits inside the band is a fixed point, so the first
+ * flow to arrive kept its share for good.
+ *
+ * Pacing (law.h): a route already at min_window_bytes whose high runs go on
+ * (AIMD_PACE_AFTER of them) cannot shrink its window, a slice being
+ * indivisible; it gets an effective window below the minimum, w_eff =
+ * window x md_percent / 100, and the pace w_eff per drain time. w_eff is cut
+ * by md on each run of high_pressure_epochs high epochs with completions
+ * and grows while calm (epochs without completions included: a paced route
+ * waits for its tokens) by ai_bytes x w_eff / min_window, tapered and at
+ * most half, against a target scaled by sqrt(min_window / w_eff), at most
+ * AIMD_FS_MAX targets (Swift's flow-scaled target: below the minimum growth
+ * and decrease are both in proportion to the window, and the smaller window
+ * tolerating more queueing is what evens the paced routes out). Pacing ends
+ * when w_eff reaches the minimum window. Many senders behind one receiver
+ * (64 x 128 KiB = 8 MiB, twice a 4 MiB switch buffer) so share the port at
+ * a queue near the target instead of at their windows' floor.
+ *
+ * Slow start: a new domain doubles its window each calm epoch in which it
+ * used half of it, while queueing stays within target / 4, up to `resume`;
+ * the first high epoch or queueing above target / 4 ends it.
  */
 #include "core.h"
 
-/* What a clean epoch does in slow start: hold (no base from an earlier epoch
- * yet), double (queueing at most target / 4), or end slow start (queueing
- * rose above that: the window passed what the path holds without a queue) */
-enum ss_step { SS_HOLD, SS_GROW, SS_EXIT };
+struct aimd_state {
+	uint64_t pre_cut; /* window before the last cut / to resume to */
+	uint64_t last_q;  /* queueing of the last epoch with completions */
+	uint64_t last_drain; /* drain time of the last epoch with completions */
+	uint64_t w_eff;   /* paced: the window below the minimum (0: not paced) */
+	uint32_t high_streak, low_streak;
+	uint32_t fr_left; /* fast-recovery epochs left */
+	uint32_t floor_runs; /* high runs in a row with the window at its minimum */
+	bool ss;          /* slow start */
+};
+MCC_LAW_STATE_CHECK(struct aimd_state);
 
-/* A bounded first burst: slow start from w0, doubling per clean epoch in
+/* The pace's floor, a share of a slice per epoch, and its additive step,
+ * a share of ai_bytes */
+#define AIMD_PACE_MIN_DIV 32u
+/* high runs at the minimum window before a route is paced: a transient
+ * (a joiner's first burst) drains within them, a standing floor does not */
+#define AIMD_PACE_AFTER 4u
+/* the taper of a growth step never goes below 1 / this (grow_step) */
+#define AIMD_TAPER_FLOOR 16u
+/* a paced route's target is at most this many times target_drain_us */
+#define AIMD_FS_MAX 2u
+
+static struct aimd_state *state_of(struct mcc_law_state *ls)
+{
+	return (struct aimd_state *)(void *)ls->opaque;
+}
+
+/* A bounded first burst: slow start from w0, doubling per calm epoch in
  * which the domain used its window, up to `resume` or the first high epoch.
  * A new domain has no congestion to resume from, so its low run counts as
  * complete; a recovered one first needs low_pressure_epochs clean epochs, as
@@ -26,117 +86,182 @@ enum ss_step { SS_HOLD, SS_GROW, SS_EXIT };
 static uint64_t aimd_start(const struct mcc_params *p, struct mcc_law_state *ls, uint64_t w0,
                            uint64_t resume, bool recovered)
 {
-	ls->pre_cut = resume > p->min_window ? resume : p->min_window;
-	ls->ss = true;
-	ls->fr_left = 0;
-	ls->high_streak = 0;
-	ls->low_streak = recovered ? 0 : p->low_epochs;
+	struct aimd_state *s = state_of(ls);
+	s->pre_cut = resume > p->min_window ? resume : p->min_window;
+	s->ss = true;
+	s->fr_left = 0;
+	s->high_streak = 0;
+	s->low_streak = recovered ? 0 : p->low_epochs;
 	return w0;
 }
 
-/* A growth step of a window w under queueing q (2 q <= t): at most half the
- * window, so no epoch grows faster than slow start would, and scaled by the
- * headroom left below the hold band, whole at no queueing and none at
- * t / 2. Senders behind one bottleneck see the same queueing and take their
- * steps in the same epochs; smaller steps as the queue builds keep their
- * sum from overshooting it. */
+/* A growth step under queueing q <= t: at most half of `w` (no epoch grows
+ * faster than slow start), scaled by the headroom left below the target,
+ * (t - q) / t, but never below 1 / AIMD_TAPER_FLOOR: growth that stopped at
+ * the target would make a queue that nears it from below a fixed point,
+ * any split of the bottleneck frozen there, as the old hold band did. */
 static uint64_t grow_step(uint64_t step, uint64_t w, uint64_t q, uint64_t t)
 {
 	if (step > w / 2)
 		step = w / 2;
-	if (2 * q >= t)
-		return 0;
-	return mcc_law_scale(step, t - 2 * q, t);
+	uint64_t room = q < t ? t - q : 0;
+	if (room < t / AIMD_TAPER_FLOOR)
+		room = t / AIMD_TAPER_FLOOR;
+	return t ? mcc_law_scale(step, room, t) : step;
 }
 
-/*
- * One epoch. The multiplicative decrease is scaled by the severity
- * queueing / (2 x target), capped at 1; a signal without a delay measure
- * counts as 1 (anchors T3: x (1 - (1 - md) * s), at most once per epoch).
- *
- * The first cut needs high_pressure_epochs consecutive high epochs (the
- * RFC's hysteresis). Once CONGESTED, a high epoch cuts again as soon as the
- * previous cut has taken effect (in-flight already at or below the window:
- * admission is bounded by the cut window, so further excess is new
- * evidence, not the old backlog draining), else only after another full run
- * of high_pressure_epochs (observe mode, where in-flight is never bounded,
- * mostly takes that path). A cut of a window far above what the domain uses
- * changes nothing, so it is absorbed at once and the next epoch cuts again:
- * the window reaches the in-flight level within a few epochs.
- *
- * Growth after low_pressure_epochs calm epochs (queueing at most target /
- * 2): fast recovery halves the gap to the window before the last cut for
- * fast_recovery_epochs epochs, then ai_bytes per epoch, each step through
- * grow_step() (at most half the window, tapered by queueing).
- */
+static uint64_t isqrt(uint64_t x)
+{
+	uint64_t r = 0, b = (uint64_t)1 << 62;
+	while (b > x)
+		b >>= 2;
+	while (b) {
+		if (x >= r + b) {
+			x -= r + b;
+			r = (r >> 1) + b;
+		} else {
+			r >>= 1;
+		}
+		b >>= 2;
+	}
+	return r;
+}
+
+/* The target of a paced route: target x sqrt(min_window / w_eff), at most
+ * AIMD_FS_MAX x target (Swift's flow-scaled target): below the minimum
+ * window a route grows and is cut in proportion to its window, and the
+ * smaller window tolerates more queueing, so the routes sharing a queue
+ * converge to equal windows. */
+static uint64_t paced_target(const struct mcc_params *p, uint64_t w_eff)
+{
+	uint64_t f = isqrt(mcc_law_scale(p->min_window, 10000, w_eff ? w_eff : 1)); /* x100 */
+	if (f > 100 * AIMD_FS_MAX)
+		f = 100 * AIMD_FS_MAX;
+	return mcc_law_scale(p->target_drain_us, f < 100 ? 100 : f, 100);
+}
+
+/* The pace of an effective window: w_eff per drain time, per epoch. */
+static uint64_t pace_of(const struct aimd_state *s, const struct mcc_law_in *in)
+{
+	uint64_t d = s->last_drain > in->epoch_us / 64 ? s->last_drain : in->epoch_us / 64;
+	uint64_t pace = mcc_law_scale(s->w_eff, in->epoch_us, d ? d : 1);
+	return pace ? pace : 1;
+}
+
+/* An epoch of a paced route. */
+static void paced_epoch(const struct mcc_params *p, struct aimd_state *s,
+                        const struct mcc_law_in *in, struct mcc_law_out *out)
+{
+	uint64_t t = paced_target(p, s->w_eff);
+	uint64_t floor = (in->slice ? in->slice : MCC_SLICE_REF) / AIMD_PACE_MIN_DIV;
+	out->congested = true;
+	if (in->clean) {
+		s->last_q = in->q_us;
+		s->last_drain = in->drain_us;
+	}
+	if ((in->clean && in->q_us > t) || in->signal) {
+		s->low_streak = 0;
+		if (++s->high_streak >= p->high_epochs) {
+			s->high_streak = 0;
+			s->w_eff = mcc_law_scale(s->w_eff, p->md_percent, 100);
+			if (s->w_eff < floor)
+				s->w_eff = floor;
+		}
+	} else if (!in->suspect) {
+		/* a paced route waits for its gate, so most of its epochs have no
+		 * completion: they count as calm at the last queueing measured */
+		s->high_streak = 0;
+		if (++s->low_streak >= p->low_epochs) {
+			uint64_t step = mcc_law_scale(p->ai_bytes, s->w_eff, p->min_window);
+			s->w_eff += grow_step(step, s->w_eff, s->last_q, t);
+			if (s->w_eff >= p->min_window)
+				s->w_eff = 0; /* window mode again, at the minimum */
+		}
+	}
+	out->pace = s->w_eff ? pace_of(s, in) : 0;
+}
+
 static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
                        const struct mcc_law_in *in, struct mcc_law_out *out)
 {
+	struct aimd_state *s = state_of(ls);
 	const uint64_t w = in->window, t = p->target_drain_us, q = in->q_us;
-	const bool over = q > t, high = over || in->signal;
-	const bool calm = 2 * q <= t;
-	const enum ss_step ssx = !in->based ? SS_HOLD : 4 * q <= t ? SS_GROW : SS_EXIT;
-	uint64_t nw = w;
+	const bool high = q > t || in->signal;
 
+	out->window = w;
+	out->pace = in->pace;
 	out->congested = in->congested;
+	if (!in->pace)
+		s->w_eff = 0; /* the core ended the pace (a state change) */
+	if (s->w_eff) {
+		paced_epoch(p, s, in, out);
+		return;
+	}
 	if (high) {
-		ls->low_streak = 0;
-		ls->ss = false; /* the first high epoch ends slow start */
-		if (++ls->high_streak >= p->high_epochs || (in->congested && in->actual <= w)) {
-			ls->high_streak = 0;
-			uint32_t sev = in->signal || q / t >= 2 ? 100 : (uint32_t)(q * 50 / t);
-			uint32_t f = 100 - (100 - p->md_percent) * sev / 100;
-			uint64_t cut = mcc_law_scale(w, f, 100);
-			if (cut < p->min_window)
-				cut = p->min_window;
-			if (cut < w) {
-				ls->pre_cut = w;
-				ls->fr_left = p->fr_epochs;
-				nw = cut;
-			}
-			out->congested = true;
+		s->low_streak = 0;
+		s->ss = false; /* the first high epoch ends slow start */
+		bool took = in->congested && in->actual <= w && !in->pace;
+		if (++s->high_streak < p->high_epochs && !took)
+			return;
+		s->high_streak = 0;
+		uint64_t cut = mcc_law_scale(w, p->md_percent, 100);
+		if (cut < p->min_window)
+			cut = p->min_window;
+		if (cut < w) {
+			s->pre_cut = w;
+			s->fr_left = p->fr_epochs;
+			s->floor_runs = 0;
+			out->window = cut;
+		} else if (in->route && ++s->floor_runs >= AIMD_PACE_AFTER) {
+			s->w_eff = mcc_law_scale(w, p->md_percent, 100);
+			s->last_drain = in->drain_us;
+			s->last_q = q;
+			out->pace = pace_of(s, in);
 		}
-	} else if (in->clean && !calm) {
-		/* queueing between target / 2 and target: hold the window (and
-		 * the low run), neither a cut nor growth */
-		ls->high_streak = 0;
-		if (ls->ss && ssx == SS_EXIT)
-			ls->ss = false;
-	} else if (in->clean && ls->ss && !in->congested && !in->suspect) {
-		/* slow start: double while clean, but only a window in use (in
-		 * flight at tick or delivered in the epoch at least half of it), so
-		 * an idle or application-limited domain does not grow unproven */
-		ls->high_streak = 0;
-		ls->low_streak++;
-		if (ssx == SS_EXIT)
-			ls->ss = false;
-		else if (ssx == SS_GROW && ls->low_streak >= p->low_epochs &&
-		         (2 * in->actual >= w || 2 * in->ep_bytes >= w))
-			nw = w < ls->pre_cut / 2 ? 2 * w : ls->pre_cut;
+		out->congested = true;
+		return;
+	}
+	if (!in->clean) {
+		s->high_streak = 0; /* idle epochs break a high run, keep a low run */
+		return;
+	}
+	s->floor_runs = 0;
+	s->high_streak = 0;
+	if (s->ss && !in->congested && !in->suspect) {
+		/* slow start: double while queueing stays within target / 4, but
+		 * only a window in use (in flight at tick or delivered in the
+		 * epoch at least half of it), so an idle or application-limited
+		 * domain does not grow unproven */
+		s->low_streak++;
+		if (!in->based)
+			return;
+		if (4 * q > t) {
+			s->ss = false;
+			return;
+		}
+		uint64_t nw = w;
+		if (s->low_streak >= p->low_epochs && (2 * in->actual >= w || 2 * in->ep_bytes >= w))
+			nw = w < s->pre_cut / 2 ? 2 * w : s->pre_cut;
 		if (nw > p->max_window)
 			nw = p->max_window;
-		if (nw >= ls->pre_cut || nw >= p->max_window)
-			ls->ss = false; /* then additive increase */
-	} else if (in->clean) {
-		ls->high_streak = 0;
-		if (++ls->low_streak >= p->low_epochs && !in->suspect) {
-			uint64_t step;
-			if (ls->fr_left && ls->pre_cut > w) {
-				step = (ls->pre_cut - w + 1) / 2; /* halve the gap */
-				ls->fr_left--;
-			} else {
-				ls->fr_left = 0;
-				step = p->ai_bytes;
-			}
-			nw = w + grow_step(step, w, q, t);
-			if (nw > p->max_window)
-				nw = p->max_window;
-			out->congested = false;
-		}
-	} else {
-		ls->high_streak = 0; /* idle epochs break a high run, keep a low run */
+		if (nw >= s->pre_cut || nw >= p->max_window)
+			s->ss = false; /* then additive increase */
+		out->window = nw;
+		return;
 	}
-	out->window = nw;
+	if (++s->low_streak < p->low_epochs || in->suspect)
+		return;
+	uint64_t step;
+	if (s->fr_left && s->pre_cut > w) {
+		step = (s->pre_cut - w + 1) / 2; /* halve the gap */
+		s->fr_left--;
+	} else {
+		s->fr_left = 0;
+		step = p->ai_bytes;
+	}
+	uint64_t nw = w + grow_step(step, w, q, t);
+	out->window = nw > p->max_window ? p->max_window : nw;
+	out->congested = false;
 }
 
 const struct mcc_law mcc_law_aimd = { "aimd", aimd_start, aimd_epoch };

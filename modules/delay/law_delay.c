@@ -26,23 +26,31 @@
 
 #define DELAY_BETA_PERCENT 80u
 
+struct delay_state {
+	uint32_t high_streak, low_streak;
+};
+MCC_LAW_STATE_CHECK(struct delay_state);
+
 static uint64_t delay_start(const struct mcc_params *p, struct mcc_law_state *ls, uint64_t w0,
                             uint64_t resume, bool recovered)
 {
+	struct delay_state *s = (struct delay_state *)(void *)ls->opaque;
 	(void)p;
 	(void)resume;
 	(void)recovered;
-	ls->high_streak = ls->low_streak = 0;
+	s->high_streak = s->low_streak = 0;
 	return w0;
 }
 
-static void delay_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
+static void delay_epoch(const struct mcc_params *p, struct mcc_law_state *lsp,
                         const struct mcc_law_in *in, struct mcc_law_out *out)
 {
+	struct delay_state *ls = (struct delay_state *)(void *)lsp->opaque;
 	const uint64_t w = in->window, t = p->target_drain_us, q = in->q_us;
 	const bool high = q > t || in->signal;
 
 	out->window = w;
+	out->pace = 0;
 	out->congested = in->congested;
 	if (high) {
 		ls->low_streak = 0;

@@ -5,6 +5,8 @@
  * damping and fast recovery.
  */
 #include <infiniband/verbs.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "cu_driver.h"
 #include "harness.h"
@@ -95,8 +97,14 @@ static void test_at_most_one_multiplicative_cut_per_epoch(void)
 	th_press(f.h, f.r, 1);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).window_cuts, 1);
+	/* the first transition to CONGESTED re-learns the base: the next
+	 * epoch's drain time is its own base (no queueing), no cut */
+	th_press(f.h, f.r, 1);
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).window_cuts, 1);
 	/* CONGESTED, the cut already in effect (in-flight <= window): the next
-	 * high epoch cuts again, still once */
+	 * high epoch (the backlog grew beyond the new base) cuts again at once,
+	 * still once */
 	th_press(f.h, f.r, 1);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 4 * MiB);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).window_cuts, 2);
@@ -112,6 +120,10 @@ static void test_next_cut_waits_until_the_previous_one_took_effect(void)
 	th_epoch(f.h, f.r, 0, 1, 64 * KiB);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_CONGESTED);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
+	/* the epoch after the first transition re-learns the base (its drain
+	 * time is its own base): calm */
+	th_epoch(f.h, f.r, 0, 1, 64 * KiB);
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
 	/* in-flight still above the cut window: the drain time shows the old
 	 * backlog, so the next cut needs another high_pressure_epochs run */
 	th_epoch(f.h, f.r, 0, 1, 64 * KiB);
@@ -125,7 +137,9 @@ static void test_next_cut_waits_until_the_previous_one_took_effect(void)
 static void test_fast_recovery_halves_gap_then_additive_growth(void)
 {
 	struct fix f = fx(NULL);
-	th_press(f.h, f.r, 3); /* 16 -> 8 -> 4 MiB; pre-cut window 8 MiB */
+	/* 16 -> 8 MiB, an epoch re-learning the base, -> 4 MiB; pre-cut
+	 * window 8 MiB */
+	th_press(f.h, f.r, 4);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 4 * MiB);
 	th_calm(f.h, f.r, 3);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 4 * MiB);
@@ -145,12 +159,18 @@ static void test_window_clamped_to_min_and_max(void)
 {
 	struct fix f = fx(NULL);
 	for (int i = 0; i < 20; i++) {
+		/* a queue that keeps growing (400 us more each epoch, stamped on
+		 * the completions): high beyond any base the route learns */
+		f.h->lat_ns += 400000;
 		th_press(f.h, f.r, 1);
 		th_drain(f.h); /* keep admitting at small windows */
 		CU_ASSERT(th_rwin(f.h, f.r) >= 128 * KiB);
 	}
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 128 * KiB);
-	CU_ASSERT(th_rs(f.h, f.r).window_cuts <= 20); /* at most one per epoch */
+	/* at most one cut per epoch (a pace begun or lowered counts too) */
+	CU_ASSERT(th_rs(f.h, f.r).window_cuts <= 20);
+	CU_ASSERT(th_rs(f.h, f.r).window_cuts >= 7); /* 16 MiB -> 128 KiB */
+	f.h->lat_ns = 0;
 	th_calm(f.h, f.r, 200);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 16 * MiB);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
@@ -582,11 +602,30 @@ static void q_drain(struct th *h, struct lane_q *q)
 	q_done(h, q, q->h - q->t, IBV_WC_SUCCESS);
 }
 
-/* RFC: drain time counts only when it is network pressure. 8 MiB queued at
- * the local NIC and delivered at its line rate drains in 8 ms, but that is
- * the host's own queue (in-flight / delivery rate of posted work = local
- * serialisation): the path stays HEALTHY, with either estimator. */
-static void test_line_rate_delivery_with_deep_queue_is_not_congestion(void)
+/* Fill the route's window with 64 KiB slices (stop at the first refusal),
+ * up to `cap` in flight. Returns the slices in flight. */
+static unsigned q_fill_window(struct th *h, mcc_route *r, struct lane_q *q, unsigned cap)
+{
+	while (q->h - q->t < cap) {
+		struct mcc_permit_v1 *p = &q->p[q->h % 256];
+		*p = (struct mcc_permit_v1)MCC_PERMIT_INIT;
+		if (th_acq_simple(h, r, 64 * KiB, p) != MCC_ADMIT)
+			break;
+		q->h++;
+	}
+	return q->h - q->t;
+}
+
+/* A lone sender behind its own line rate (16 slices of 64 KiB per 1 ms
+ * epoch) that keeps its window full. There is no local exemption any more
+ * (control.c "Pressure": a route's queueing is its drain time beyond its
+ * learned base, whoever's queue it is): the 8 MiB standing queue is
+ * queueing, the route is cut, and it settles with the window where the
+ * drain time is near its base plus the target, goodput-neutral: the link
+ * delivers its 16 slices every epoch throughout. With either estimator.
+ * (Before: the same standing queue counted as local serialisation and the
+ * route stayed HEALTHY at the full window.) */
+static void test_lone_sender_at_line_rate_settles_near_base_plus_target(void)
 {
 	for (int ts = 0; ts < 2; ts++) {
 		struct th *h = th_new(&mcc_test_aimd_v1, NULL);
@@ -594,19 +633,38 @@ static void test_line_rate_delivery_with_deep_queue_is_not_congestion(void)
 		mcc_route *r = th_route(h, d, 1, 1, 0, 1);
 		th_warm(h, d, r);
 		struct lane_q q = { .h = 0 };
-		if (ts)
-			h->lat_ns = 8000000; /* completion stamps: 8 ms post -> poll */
-		for (int e = 0; e < 12; e++) {
-			q_fill(h, r, &q, 128 + 16); /* 8 MiB standing + this epoch's */
-			q_done(h, &q, 16, IBV_WC_SUCCESS);
+		uint64_t maxd = 0;
+		int idle = 0;
+		for (int e = 0; e < 400; e++) {
+			unsigned n = 0;
+			for (int k = 0; k < 16; k++) { /* the link: one slice per 1/16 epoch */
+				n = q_fill_window(h, r, &q, 128 + 16); /* refilled on completion */
+				if (ts) /* completion stamps: a slice waits for those before it */
+					h->lat_ns = (uint64_t)n * EPOCH_NS / 16;
+				idle += n == 0 && e >= 100;
+				q_done(h, &q, 1, IBV_WC_SUCCESS);
+			}
+			n = q_fill_window(h, r, &q, 128 + 16);
 			th_tick(h);
+			struct mcc_domain_stats_v1 rs = th_rs(h, r);
+			if (getenv("MCC_TEST_VERBOSE") && e % 10 == 0)
+				fprintf(stderr, "ts %d e %d n %u st %u w %llu drain %llu cuts %llu\n", ts, e, n,
+				        rs.state, (unsigned long long)rs.window_bytes,
+				        (unsigned long long)rs.drain_us, (unsigned long long)rs.window_cuts);
+			if (e >= 300) {
+				maxd = rs.drain_us > maxd ? rs.drain_us : maxd;
+			}
 		}
 		struct mcc_domain_stats_v1 rs = th_rs(h, r), ds = th_ds(h, d);
-		CU_ASSERT(rs.drain_us >= 7000); /* the drain time itself is long */
-		CU_ASSERT_EQUAL(rs.state, MCC_PATH_HEALTHY);
-		CU_ASSERT_EQUAL(ds.state, MCC_PATH_HEALTHY);
-		CU_ASSERT_EQUAL(rs.window_cuts + ds.window_cuts, 0);
-		CU_ASSERT_EQUAL(rs.window_bytes, 16 * MiB);
+		CU_ASSERT(rs.window_cuts > 0); /* the standing queue was queueing */
+		CU_ASSERT_EQUAL(idle, 0);      /* goodput-neutral: the link never waited */
+		/* settled: the drain time near the target over the base (the
+		 * path has no base of its own beyond a slice's serialisation),
+		 * not the 8 ms of the standing queue; the device, against the
+		 * target directly, is what holds it there */
+		CU_ASSERT(maxd <= 2 * h->cfg.target_drain_us);
+		CU_ASSERT(ds.window_bytes <= MiB);
+		CU_ASSERT_EQUAL(rs.quarantines + ds.quarantines, 0);
 		q_drain(h, &q);
 		th_free(h);
 	}
@@ -678,8 +736,15 @@ static void test_own_share_of_a_shared_bottleneck_is_queueing(void)
 }
 
 /* A smaller window that under-fills the pipe lowers the measured rate; the
- * excess drain time scales with what is in flight, so this does not feed
- * back into more pressure (the loop that collapsed TENT's window). */
+ * drain time scales with what is in flight, so this does not feed back
+ * into more pressure on the route (the loop that collapsed TENT's window).
+ * With no local exemption any more, the 250 us the route reads over the
+ * base it learned while idle (0) is queueing: one cut, then the base is
+ * re-learned at the transition, the steady drain time is the base, and the
+ * route is HEALTHY again, growing back, not cut again. (Before: the
+ * 125 us of local serialisation was subtracted and the route was never cut.
+ * The device compares its drain time with the target directly and is not
+ * asserted here: see the report of this change.) */
 static void test_underfilled_pipe_does_not_read_as_pressure(void)
 {
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
@@ -687,13 +752,16 @@ static void test_underfilled_pipe_does_not_read_as_pressure(void)
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
 	th_warm(h, d, r);
 	struct lane_q q = { .h = 0 };
-	for (int e = 0; e < 12; e++) { /* 2 slices in flight, 8 per epoch: half the line rate */
-		q_fill(h, r, &q, 2 + 8);   /* drain 250 us, of which 125 us local */
+	for (int e = 0; e < 16; e++) { /* 2 slices in flight, 8 per epoch: half the line rate */
+		q_fill(h, r, &q, 2 + 8);   /* drain 250 us */
 		q_done(h, &q, 8, IBV_WC_SUCCESS);
 		th_tick(h);
 	}
-	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_HEALTHY);
-	CU_ASSERT_EQUAL(th_rs(h, r).window_cuts, 0);
+	struct mcc_domain_stats_v1 rs = th_rs(h, r);
+	CU_ASSERT(rs.drain_us > 200); /* the steady drain time is over the target */
+	CU_ASSERT_EQUAL(rs.state, MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(rs.window_cuts, 1);
+	CU_ASSERT(rs.window_bytes > 12 * MiB); /* growing back */
 	q_drain(h, &q);
 	th_free(h);
 }
@@ -806,9 +874,97 @@ static void test_incast_route_cut_within_one_epoch_then_converges(void)
 		q_done(h, &q, 1, IBV_WC_SUCCESS);
 		th_tick(h);
 	}
-	CU_ASSERT(e <= 1);
+	/* one epoch re-learns the base at the first transition to CONGESTED
+	 * (its drain time is its own base), the next cuts at once: 2 epochs,
+	 * where another hysteresis run would take 3 */
+	CU_ASSERT(e <= 2);
 	CU_ASSERT_EQUAL(th_rwin(h, r), 4 * MiB);
 	q_drain(h, &q);
+	th_free(h);
+}
+
+/* Admit up to `max` slices of 64 KiB one after the other, each completed at
+ * once (so only a pace, not the window, can bound them); stop at the first
+ * refusal, which must be a DEFER. Returns the slices admitted. */
+static unsigned admit_completing(struct th *h, mcc_route *r, unsigned max)
+{
+	unsigned n = 0;
+	for (; n < max; n++) {
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
+		int rc = th_acq_simple(h, r, 64 * KiB, &p);
+		if (rc != MCC_ADMIT) {
+			CU_ASSERT_EQUAL(rc, MCC_DEFER);
+			break;
+		}
+		th_wc_gen(h, &p, IBV_WC_SUCCESS, 1, 0);
+	}
+	return n;
+}
+
+/* The core honours a law's pace (law.h "Pacing", domain.c pace_take): a
+ * CONGESTED route at the minimum window whose queue keeps growing is paced
+ * after AIMD_PACE_AFTER (4) high runs at the floor, at min x md (64 KiB)
+ * per drain time (1 ms): 64 KiB per epoch. It then admits only what the
+ * token bucket (filled at each tick, at most two slices) holds: DEFER on an
+ * empty bucket, an admission after a tick, two slices after idle epochs,
+ * and never more bytes in an epoch than the pace plus two slices, although
+ * every slice completes at once. Leaving CONGESTED (here SUSPECT on a route
+ * timeout) clears the pace: admission by the window again. */
+static void test_core_honours_the_pace_of_a_congested_route(void)
+{
+	struct fix f = fx(NULL);
+	struct th *h = f.h;
+	/* 400 us over the base learned while warming (0): two high epochs,
+	 * CONGESTED, the base re-learned at 400 us */
+	h->lat_ns = 400000;
+	th_calm(h, f.r, 3);
+	CU_ASSERT_EQUAL(th_rstate(h, f.r), MCC_PATH_CONGESTED);
+	/* then 600 us of queueing over it, every epoch: cut to the minimum,
+	 * then 4 high runs there */
+	h->lat_ns = 1000000;
+	for (int e = 0; e < 10; e++) {
+		/* window mode: 4 slices of an epoch admitted, completing at once */
+		CU_ASSERT_EQUAL(admit_completing(h, f.r, 4), 4);
+		th_tick(h);
+	}
+	CU_ASSERT_EQUAL(th_rwin(h, f.r), 128 * KiB);
+	CU_ASSERT_EQUAL(th_rstate(h, f.r), MCC_PATH_CONGESTED);
+	/* 7 window cuts (16 MiB -> 128 KiB) and the pace begun, a cut too */
+	CU_ASSERT_EQUAL(th_rs(h, f.r).window_cuts, 8);
+	/* the tick that began the pace filled the bucket with one epoch's pace:
+	 * one slice, then DEFER although the window has room */
+	CU_ASSERT_EQUAL(admit_completing(h, f.r, 4), 1);
+	CU_ASSERT_EQUAL(admit_completing(h, f.r, 4), 0); /* no tick: still empty */
+	uint64_t defers = th_rs(h, f.r).defers;
+	CU_ASSERT(defers >= 2);
+	th_tick(h); /* one epoch's pace: one slice */
+	CU_ASSERT_EQUAL(admit_completing(h, f.r, 4), 1);
+	/* idle epochs (no completion: calm at the last queueing, over the
+	 * target, so the pace holds; the first still sees the last completion
+	 * and may halve it) fill the bucket to two slices at most */
+	th_ticks(h, 8);
+	CU_ASSERT_EQUAL(admit_completing(h, f.r, 4), 2);
+	CU_ASSERT_EQUAL(th_rstate(h, f.r), MCC_PATH_CONGESTED);
+	/* offered 16 slices an epoch, each completing at once: never more
+	 * than the pace (at most the first, 64 KiB per epoch: a paced route
+	 * under pressure is only cut) plus two slices in an epoch */
+	uint64_t total = 0;
+	for (int e = 0; e < 20; e++) {
+		th_tick(h);
+		uint64_t b = admit_completing(h, f.r, 16) * 64 * KiB;
+		CU_ASSERT(b <= 64 * KiB + 2 * 64 * KiB);
+		total += b;
+	}
+	CU_ASSERT(total > 0);
+	CU_ASSERT(total <= 20 * 64 * KiB + 2 * 64 * KiB);
+	CU_ASSERT(th_rs(h, f.r).defers > defers);
+	CU_ASSERT_EQUAL(th_rwin(h, f.r), 128 * KiB); /* the window never moved */
+	/* a route timeout: SUSPECT, out of CONGESTED, the pace cleared */
+	th_ticks(h, 2);
+	timeout_wc(h, f.r, 1);
+	th_tick(h);
+	CU_ASSERT_EQUAL(th_rstate(h, f.r), MCC_PATH_SUSPECT);
+	CU_ASSERT_EQUAL(admit_completing(h, f.r, 16), 16); /* by the window again */
 	th_free(h);
 }
 
@@ -842,12 +998,13 @@ MCC_CU_SUITE(t_init_aimd_tests, "policy_aimd", NULL, NULL,
              test_hard_errors_decay_after_clean_epochs,
              test_congestion_never_fails_over,
              test_device_domain_runs_its_own_aimd,
-             test_line_rate_delivery_with_deep_queue_is_not_congestion,
+             test_lone_sender_at_line_rate_settles_near_base_plus_target,
              test_same_backlog_behind_a_remote_bottleneck_is_congestion,
              test_own_share_of_a_shared_bottleneck_is_queueing,
              test_underfilled_pipe_does_not_read_as_pressure,
              test_completion_gap_reads_as_linear_drain,
              test_receiver_pressure_on_one_route_spares_the_device,
-             test_incast_route_cut_within_one_epoch_then_converges)
+             test_incast_route_cut_within_one_epoch_then_converges,
+             test_core_honours_the_pace_of_a_congested_route)
 
 MCC_CU_MAIN(t_init_aimd_tests)

@@ -6,6 +6,8 @@
  * measurements. Their place in the mechanism (quarantine, credit, evidence)
  * is tested through the descriptors elsewhere.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
@@ -37,7 +39,7 @@ static struct mcc_law_in ep(uint64_t w, uint64_t q)
 static struct mcc_law_out run(const struct mcc_law *law, struct mcc_law_state *ls,
                               const struct mcc_law_in *in)
 {
-	struct mcc_law_out out = { in->window, in->congested };
+	struct mcc_law_out out = { in->window, in->pace, in->congested };
 	law->epoch(&P, ls, in, &out);
 	return out;
 }
@@ -127,45 +129,224 @@ static void test_aimd_hysteresis_halving_and_recovery(void)
 }
 
 /* AIMD growth after a low run: ai_bytes per calm epoch, at most half the
- * window, tapered by queueing (whole at none, half at target / 4, none at
- * target / 2); fast recovery's steps the same way. */
+ * window, tapered by queueing, (target - q) / target: whole at none, three
+ * quarters at target / 4, half at target / 2, none at the target (no hold
+ * band: q <= target is calm); fast recovery's steps the same way. */
 static void test_aimd_growth_tapers_with_queueing(void)
 {
 	struct mcc_law_state ls = { 0 }; /* HEALTHY, past slow start */
+	const uint64_t t = P.target_drain_us;
 	struct mcc_law_in in = ep(4 * MiB, 0);
 	for (uint32_t i = 1; i < P.low_epochs; i++)
 		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB);
 	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB + P.ai_bytes);
-	in.q_us = P.target_drain_us / 4;
-	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB + P.ai_bytes / 2);
-	in.q_us = P.target_drain_us / 2 - 1; /* 2 of 200 us headroom left */
-	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB + P.ai_bytes / 100);
-	in.q_us = P.target_drain_us / 2; /* the hold band: no growth, still calm */
+	in.q_us = t / 4;
+	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB + P.ai_bytes * 3 / 4);
+	in.q_us = t / 2; /* the old hold band's floor: now half a step */
 	struct mcc_law_out o = run(&mcc_law_aimd, &ls, &in);
-	CU_ASSERT_EQUAL(o.window, 4 * MiB);
+	CU_ASSERT_EQUAL(o.window, 4 * MiB + P.ai_bytes / 2);
+	CU_ASSERT_FALSE(o.congested);
+	in.q_us = t - 2; /* 2 of 200 us headroom left: the taper's floor, 1/16 */
+	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window,
+	                4 * MiB + mcc_law_scale(P.ai_bytes, t / 16, t));
+	in.q_us = t; /* at the target: calm, still the floor (no fixed point there) */
+	o = run(&mcc_law_aimd, &ls, &in);
+	CU_ASSERT_EQUAL(o.window, 4 * MiB + mcc_law_scale(P.ai_bytes, t / 16, t));
 	CU_ASSERT_FALSE(o.congested);
 	/* a window under 2 x ai_bytes grows by at most half of itself */
 	in = ep(P.min_window, 0);
 	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, P.min_window * 3 / 2);
-	in.q_us = P.target_drain_us / 4;
-	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, P.min_window * 5 / 4);
-	/* fast recovery after a cut 8 -> 4 MiB, at target / 4: a quarter of
-	 * the gap instead of half */
+	in.q_us = t / 4;
+	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, P.min_window * 11 / 8);
+	/* fast recovery after a cut 8 -> 4 MiB, at target / 4: three quarters
+	 * of half the gap */
 	memset(&ls, 0, sizeof(ls));
 	in = ep(8 * MiB, 500);
 	run(&mcc_law_aimd, &ls, &in);
 	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB);
-	in = ep(4 * MiB, P.target_drain_us / 4);
+	in = ep(4 * MiB, t / 4);
 	in.congested = true;
 	for (uint32_t i = 1; i < P.low_epochs; i++)
 		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB);
-	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 5 * MiB);
+	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 5 * MiB + MiB / 2);
+}
+
+/* No hold band: one microsecond either side of the target decides. Just
+ * under it a calm epoch grows (by 1/16 of ai_bytes, the taper's floor); just over
+ * it, after high_epochs, the window is cut by md_percent, the same cut as
+ * for a queue fifty times the target (no severity scaling). */
+static void test_aimd_no_hold_band_at_the_target(void)
+{
+	struct mcc_law_state ls = { 0 };
+	const uint64_t t = P.target_drain_us;
+	struct mcc_law_in in = ep(4 * MiB, t - 1);
+	for (uint32_t i = 1; i < P.low_epochs; i++)
+		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB);
+	struct mcc_law_out o = run(&mcc_law_aimd, &ls, &in);
+	CU_ASSERT_EQUAL(o.window, 4 * MiB + mcc_law_scale(P.ai_bytes, t / 16, t));
+	CU_ASSERT(o.window > 4 * MiB);
+	CU_ASSERT_FALSE(o.congested);
+
+	in = ep(4 * MiB, t + 1);
+	o = run(&mcc_law_aimd, &ls, &in); /* hysteresis: 1 of high_epochs */
+	CU_ASSERT_EQUAL(o.window, 4 * MiB);
+	CU_ASSERT_FALSE(o.congested);
+	o = run(&mcc_law_aimd, &ls, &in);
+	CU_ASSERT_EQUAL(o.window, 2 * MiB); /* x md_percent / 100 */
+	CU_ASSERT_TRUE(o.congested);
+
+	struct mcc_law_state ls2 = { 0 };
+	in = ep(4 * MiB, 50 * t);
+	run(&mcc_law_aimd, &ls2, &in);
+	o = run(&mcc_law_aimd, &ls2, &in);
+	CU_ASSERT_EQUAL(o.window, 2 * MiB); /* the same cut */
+	/* congested, the cut in effect: the next high epoch just over the
+	 * target cuts again by md */
+	in = ep(2 * MiB, t + 1);
+	in.congested = true;
+	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls2, &in).window, MiB);
+}
+
+/* A shared bottleneck as a synthetic queue: FAIR_BDP bytes in flight fill
+ * the pipe, the rest queues and drains at FAIR_BPUS bytes per microsecond;
+ * both flows see the same queueing every epoch. */
+#define FAIR_BDP (1 * MiB) /* below the target's queue (2 MB): AIMD's halving keeps it full */
+#define FAIR_BPUS 10000u
+#define FAIR_EPOCHS 1200
+
+static uint64_t fair_queue(uint64_t w1, uint64_t w2)
+{
+	uint64_t sum = w1 + w2;
+	return sum > FAIR_BDP ? (sum - FAIR_BDP) / FAIR_BPUS : 0;
+}
+
+static void fair_step(struct mcc_law_state *ls, uint64_t *w, bool *cong, uint64_t q)
+{
+	struct mcc_law_in in = ep(*w, q);
+	in.congested = *cong;
+	struct mcc_law_out o = run(&mcc_law_aimd, ls, &in);
+	*w = o.window < P.min_window ? P.min_window
+	                             : o.window > P.max_window ? P.max_window : o.window;
+	*cong = o.congested;
+}
+
+/* Fairness (modules/core/law_aimd.c): two flows on one queue, from very
+ * different windows (12 MiB and the minimum), cut in the same epochs by the
+ * same factor and grow by the same tapered bytes, so their windows
+ * converge; the taper's floor keeps them crossing the target (no fixed
+ * point below it). */
+static void test_aimd_two_flows_on_one_queue_converge(void)
+{
+	struct mcc_law_state a = { 0 }, b = { 0 };
+	uint64_t wa = 12 * MiB, wb = P.min_window;
+	bool ca = false, cb = false;
+	uint32_t cuts = 0, full = 0;
+	for (int e = 0; e < FAIR_EPOCHS; e++) {
+		uint64_t q = fair_queue(wa, wb), pa = wa;
+		fair_step(&a, &wa, &ca, q);
+		fair_step(&b, &wb, &cb, q);
+		cuts += wa < pa;
+		full += e >= FAIR_EPOCHS / 2 && wa + wb >= FAIR_BDP;
+	}
+	uint64_t hi = wa > wb ? wa : wb, lo = wa > wb ? wb : wa;
+	CU_ASSERT(cuts >= 10);             /* AIMD cycles, not a frozen split */
+	CU_ASSERT(10 * (hi - lo) <= hi);   /* within 10 % of each other */
+	CU_ASSERT(full * 10 >= FAIR_EPOCHS / 2 * 8); /* the pipe full 80 % of the time */
+}
+
+/* Pacing: a route at the minimum window still high after AIMD_PACE_AFTER
+ * (4) high runs gets an effective window min x md and a pace of it per
+ * drain time; a paced route stays CONGESTED, is cut by md after high_epochs
+ * high epochs over its flow-scaled target (200 us x sqrt(2) at w_eff =
+ * min / 2), grows multiplicatively while calm, and leaves pacing (pace 0)
+ * at the minimum window. A device domain is never paced. */
+static void test_aimd_pacing_below_the_minimum_window(void)
+{
+	struct mcc_law_state ls = { 0 };
+	const uint64_t mw = P.min_window;
+	struct mcc_law_in in = ep(mw, 500);
+	in.route = true;
+	in.congested = true;
+	in.drain_us = 1000;
+	in.epoch_us = 1000;
+	in.slice = 65536;
+	struct mcc_law_out o;
+	for (uint32_t i = 1; i < 4; i++) {
+		o = run(&mcc_law_aimd, &ls, &in);
+		CU_ASSERT_EQUAL(o.window, mw);
+		CU_ASSERT_EQUAL(o.pace, 0);
+		CU_ASSERT_TRUE(o.congested);
+	}
+	o = run(&mcc_law_aimd, &ls, &in); /* the 4th high run at the floor */
+	CU_ASSERT_EQUAL(o.window, mw);
+	CU_ASSERT_EQUAL(o.pace, mw / 2 * 1000 / 1000); /* w_eff per drain time */
+	CU_ASSERT_TRUE(o.congested);
+	uint64_t pace0 = o.pace;
+	/* the same epochs on a device domain: never paced */
+	struct mcc_law_state dls = { 0 };
+	struct mcc_law_in din = in;
+	din.route = false;
+	for (int i = 0; i < 8; i++)
+		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &dls, &din).pace, 0);
+
+	/* paced: q = 250 us is under the flow-scaled target (282 us): calm,
+	 * no cut; at the old 200 us target it would have been high */
+	in.pace = pace0;
+	in.q_us = 250;
+	in.drain_us = 1000;
+	o = run(&mcc_law_aimd, &ls, &in);
+	CU_ASSERT_EQUAL(o.pace, pace0);
+	CU_ASSERT_TRUE(o.congested);
+	/* high over it: cut by md after high_epochs */
+	in.q_us = 500;
+	o = run(&mcc_law_aimd, &ls, &in);
+	CU_ASSERT_EQUAL(o.pace, pace0);
+	o = run(&mcc_law_aimd, &ls, &in);
+	CU_ASSERT_EQUAL(o.pace, pace0 / 2);
+	CU_ASSERT_EQUAL(o.window, mw); /* the window stays at the minimum */
+	CU_ASSERT_TRUE(o.congested);
+	/* calm at no queueing, the drain time back at 1 ms: after low_epochs
+	 * (here an epoch without completions counts as calm too) the
+	 * effective window grows by half of itself per epoch: 32 -> 48 -> 72
+	 * -> 108 KiB, then at >= min_window pacing ends */
+	in.pace = o.pace;
+	in.q_us = 0;
+	for (uint32_t i = 1; i < P.low_epochs; i++) {
+		struct mcc_law_in idle = in;
+		if (i == 2) {
+			idle.clean = false; /* no completion in this epoch */
+			idle.ep_bytes = 0;
+		}
+		o = run(&mcc_law_aimd, &ls, &idle);
+		CU_ASSERT_EQUAL(o.pace, pace0 / 2);
+	}
+	const uint64_t expect[] = { 49152, 73728, 110592 };
+	for (unsigned i = 0; i < 3; i++) {
+		in.pace = o.pace;
+		o = run(&mcc_law_aimd, &ls, &in);
+		CU_ASSERT_EQUAL(o.pace, expect[i]); /* w_eff per 1 ms per 1 ms epoch */
+		CU_ASSERT_TRUE(o.congested);
+	}
+	in.pace = o.pace;
+	o = run(&mcc_law_aimd, &ls, &in);
+	CU_ASSERT_EQUAL(o.pace, 0); /* window mode again */
+	CU_ASSERT_EQUAL(o.window, mw);
+	CU_ASSERT_TRUE(o.congested);
+	/* then window growth, and HEALTHY */
+	in.pace = 0;
+	o = run(&mcc_law_aimd, &ls, &in);
+	CU_ASSERT_EQUAL(o.window, mw * 3 / 2);
+	CU_ASSERT_FALSE(o.congested);
+	CU_ASSERT_EQUAL(o.pace, 0);
 }
 
 MCC_CU_SUITE(t_init_law_tests, "law", NULL, NULL,
              test_delay_cut_scales_with_overshoot,
              test_delay_growth_needs_base_use_and_headroom,
              test_aimd_hysteresis_halving_and_recovery,
-             test_aimd_growth_tapers_with_queueing)
+             test_aimd_growth_tapers_with_queueing,
+             test_aimd_no_hold_band_at_the_target,
+             test_aimd_two_flows_on_one_queue_converge,
+             test_aimd_pacing_below_the_minimum_window)
 
 MCC_CU_MAIN(t_init_law_tests)
