@@ -555,7 +555,7 @@ static void law_epoch(struct mcc_core *core, struct mcc_dom *d, uint32_t st, uin
 		.ep_bytes = cs->ep_bytes,
 		.rate = cs->rate,
 		.drain_us = cs->drain_us,
-		.base_us = cs->base_us,
+		.base_us = base_of(d, core->p.target_drain_us),
 		.q_us = q,
 		.slice = atomic_load_explicit(&d->max_slice, RLX),
 		.epoch_us = core->p.epoch_us,

@@ -36,8 +36,8 @@
  *
  * A law keeps its per-domain state in the opaque struct mcc_law_state
  * (MCC_LAW_STATE_SIZE bytes, zeroed when the domain is created); it casts
- * it to its own type, whose size it checks at build time with
- * MCC_LAW_STATE_CHECK. It must not keep pointers to the core's objects.
+ * it to its own type (MCC_LAW_STATE_OF), whose size it checks at build
+ * time with MCC_LAW_STATE_CHECK. It must not keep pointers to the core's objects.
  */
 #ifndef MCC_CORE_LAW_H
 #define MCC_CORE_LAW_H
@@ -56,6 +56,8 @@ struct mcc_law_state {
 #define MCC_LAW_STATE_CHECK(type)                                                          \
 	_Static_assert(sizeof(type) <= MCC_LAW_STATE_SIZE && _Alignof(type) <= 8,          \
 	               #type " must fit struct mcc_law_state")
+/* The law's own view of it: MCC_LAW_STATE_OF(struct my_state, ls) */
+#define MCC_LAW_STATE_OF(type, ls) ((type *)(void *)(ls)->opaque)
 
 /* One epoch of one domain: the measurement record the core computed. */
 struct mcc_law_in {
@@ -65,7 +67,8 @@ struct mcc_law_in {
 	uint64_t ep_bytes;  /* bytes completed in the epoch */
 	uint64_t rate;      /* smoothed delivery rate, bytes per second */
 	uint64_t drain_us;  /* drain time of the bytes in flight (control.c "Pressure") */
-	uint64_t base_us;   /* the path's learned base (windowed minimum excess) */
+	uint64_t base_us;   /* the base q_us is measured beyond (control.c base_of):
+	                     * the path's windowed minimum drain time, or 0 */
 	uint64_t q_us;      /* queueing: a route's drain time beyond its base, a
 	                     * device's drain time (control.c "Pressure") */
 	uint64_t slice;     /* largest slice seen on the domain, bytes */

@@ -62,8 +62,7 @@ struct aimd_state {
 };
 MCC_LAW_STATE_CHECK(struct aimd_state);
 
-/* The pace's floor, a share of a slice per epoch, and its additive step,
- * a share of ai_bytes */
+/* a paced route's effective window never falls below this share of a slice */
 #define AIMD_PACE_MIN_DIV 32u
 /* high runs at the minimum window before a route is paced: a transient
  * (a joiner's first burst) drains within them, a standing floor does not */
@@ -73,11 +72,6 @@ MCC_LAW_STATE_CHECK(struct aimd_state);
 /* a paced route's target is at most this many times target_drain_us */
 #define AIMD_FS_MAX 2u
 
-static struct aimd_state *state_of(struct mcc_law_state *ls)
-{
-	return (struct aimd_state *)(void *)ls->opaque;
-}
-
 /* A bounded first burst: slow start from w0, doubling per calm epoch in
  * which the domain used its window, up to `resume` or the first high epoch.
  * A new domain has no congestion to resume from, so its low run counts as
@@ -86,7 +80,7 @@ static struct aimd_state *state_of(struct mcc_law_state *ls)
 static uint64_t aimd_start(const struct mcc_params *p, struct mcc_law_state *ls, uint64_t w0,
                            uint64_t resume, bool recovered)
 {
-	struct aimd_state *s = state_of(ls);
+	struct aimd_state *s = MCC_LAW_STATE_OF(struct aimd_state, ls);
 	s->pre_cut = resume > p->min_window ? resume : p->min_window;
 	s->ss = true;
 	s->fr_left = 0;
@@ -140,7 +134,9 @@ static uint64_t paced_target(const struct mcc_params *p, uint64_t w_eff)
 	return mcc_law_scale(p->target_drain_us, f < 100 ? 100 : f, 100);
 }
 
-/* The pace of an effective window: w_eff per drain time, per epoch. */
+/* The pace of an effective window: w_eff per drain time, per epoch (a drain
+ * time taken as at least 1/64 of an epoch, so an unmeasured one cannot
+ * make the pace unbounded). */
 static uint64_t pace_of(const struct aimd_state *s, const struct mcc_law_in *in)
 {
 	uint64_t d = s->last_drain > in->epoch_us / 64 ? s->last_drain : in->epoch_us / 64;
@@ -168,8 +164,8 @@ static void paced_epoch(const struct mcc_params *p, struct aimd_state *s,
 				s->w_eff = floor;
 		}
 	} else if (!in->suspect) {
-		/* a paced route waits for its gate, so most of its epochs have no
-		 * completion: they count as calm at the last queueing measured */
+		/* a paced route waits for its tokens, so most of its epochs have
+		 * no completion: they count as calm at the last queueing measured */
 		s->high_streak = 0;
 		if (++s->low_streak >= p->low_epochs) {
 			uint64_t step = mcc_law_scale(p->ai_bytes, s->w_eff, p->min_window);
@@ -184,7 +180,7 @@ static void paced_epoch(const struct mcc_params *p, struct aimd_state *s,
 static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
                        const struct mcc_law_in *in, struct mcc_law_out *out)
 {
-	struct aimd_state *s = state_of(ls);
+	struct aimd_state *s = MCC_LAW_STATE_OF(struct aimd_state, ls);
 	const uint64_t w = in->window, t = p->target_drain_us, q = in->q_us;
 	const bool high = q > t || in->signal;
 

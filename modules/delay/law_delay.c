@@ -34,7 +34,7 @@ MCC_LAW_STATE_CHECK(struct delay_state);
 static uint64_t delay_start(const struct mcc_params *p, struct mcc_law_state *ls, uint64_t w0,
                             uint64_t resume, bool recovered)
 {
-	struct delay_state *s = (struct delay_state *)(void *)ls->opaque;
+	struct delay_state *s = MCC_LAW_STATE_OF(struct delay_state, ls);
 	(void)p;
 	(void)resume;
 	(void)recovered;
@@ -45,7 +45,7 @@ static uint64_t delay_start(const struct mcc_params *p, struct mcc_law_state *ls
 static void delay_epoch(const struct mcc_params *p, struct mcc_law_state *lsp,
                         const struct mcc_law_in *in, struct mcc_law_out *out)
 {
-	struct delay_state *ls = (struct delay_state *)(void *)lsp->opaque;
+	struct delay_state *ls = MCC_LAW_STATE_OF(struct delay_state, lsp);
 	const uint64_t w = in->window, t = p->target_drain_us, q = in->q_us;
 	const bool high = q > t || in->signal;
 

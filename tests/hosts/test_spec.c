@@ -34,6 +34,19 @@ static int write_spec(const char *text)
 	return 0;
 }
 
+/* The runner's options for the spec file at `path`, off arm, simulated. */
+static struct mcc_scn_opts spec_opts(int engine)
+{
+	struct mcc_scn_opts o;
+	memset(&o, 0, sizeof(o));
+	o.spec_path = path;
+	o.mode = "off";
+	o.engine = engine;
+	o.exec = MCC_EXEC_SIM;
+	o.seed = 1;
+	return o;
+}
+
 #define HEAD "[scenario]\nname = t\nduration_s = 0.02\nsenders = 2\nreceivers = 1\n"
 #define FLOW "[flow.a]\nsenders = 0\n"
 
@@ -78,13 +91,8 @@ static void test_malformed_specs_fail_with_file_and_line(void)
 		CU_ASSERT_NSTRING_EQUAL(err, want, strlen(want));
 		CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].what));
 		/* the runner's entry point refuses it too, without running */
-		struct mcc_scn_opts o;
+		struct mcc_scn_opts o = spec_opts(MCC_SCN_TE);
 		struct mcc_scn_result r;
-		memset(&o, 0, sizeof(o));
-		o.spec_path = path;
-		o.mode = "off";
-		o.exec = MCC_EXEC_SIM;
-		o.seed = 1;
 		CU_ASSERT_EQUAL(mcc_scn_run(&o, &r), -EINVAL);
 		unlink(path);
 	}
@@ -106,14 +114,8 @@ static void test_tiny_spec_runs_end_to_end(void)
 	                                 "[flow.v]\nsenders = 2\nsize = 4K\noutstanding = 1\n"
 	                                 "victim = yes\n[measure]\nfair_settle_ms = 5\n"),
 	                      0);
-	struct mcc_scn_opts o;
+	struct mcc_scn_opts o = spec_opts(MCC_SCN_TE);
 	struct mcc_scn_result r, back;
-	memset(&o, 0, sizeof(o));
-	o.spec_path = path;
-	o.mode = "off";
-	o.engine = MCC_SCN_TE;
-	o.exec = MCC_EXEC_SIM;
-	o.seed = 1;
 	o.quick = 1;
 	CU_ASSERT_EQUAL_FATAL(mcc_scn_run(&o, &r), 0);
 	CU_ASSERT_STRING_EQUAL(r.scenario, "tiny-1");
@@ -154,14 +156,8 @@ static void test_fairness_interval_and_staggered_start(void)
 	                                 "[flow.b]\nsenders = 1\nstart_s = 0.01\n"
 	                                 "[measure]\nfair_settle_ms = 5\n"),
 	                      0);
-	struct mcc_scn_opts o;
+	struct mcc_scn_opts o = spec_opts(MCC_SCN_TENT);
 	struct mcc_scn_result r;
-	memset(&o, 0, sizeof(o));
-	o.spec_path = path;
-	o.mode = "off";
-	o.engine = MCC_SCN_TENT;
-	o.exec = MCC_EXEC_SIM;
-	o.seed = 1;
 	CU_ASSERT_EQUAL_FATAL(mcc_scn_run(&o, &r), 0);
 	CU_ASSERT_DOUBLE_EQUAL(r.fair_from_s, 0.015, 1e-9);
 	CU_ASSERT_EQUAL(r.nfair, 2);
