@@ -137,6 +137,21 @@ void *mcc_engine_ctx(const mcc_engine *e);
  */
 uint64_t mcc_engine_now(const mcc_engine *e);
 
+/* ----------------------------------------------------------------- devices */
+
+/*
+ * mcc_engine_device_flags - the MCC_DEVICE_F_* facts (mcc_policy_v1.h) of
+ * the RDMA device `name` as the kernel describes it under `sysfs_root`
+ * (NULL: "/sys"), for struct mcc_device_desc_v1.flags. A software transport
+ * (rdma_rxe, siw) is registered as a virtual device: it has
+ * class/infiniband/<name> but no "device" link to a bus device, which a PCI
+ * HCA has. A name the kernel does not know (a model, a test), an empty
+ * name or one that is not a plain file name gives 0: a hardware HCA.
+ * Thread: any, slow path (it reads the file system; call it at device
+ * open). Errors: none.
+ */
+uint64_t mcc_engine_device_flags(const char *sysfs_root, const char *name);
+
 /* ------------------------------------------------------------------- lanes */
 
 /* A lane reference: generation << 32 | (lane id + 1); 0 is never valid. A

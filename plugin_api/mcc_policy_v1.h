@@ -74,7 +74,7 @@ extern "C" {
 #define MCC_ABI(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xffffu))
 #define MCC_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 #define MCC_ABI_MINOR(v) ((uint32_t)(v) & 0xffffu)
-#define MCC_POLICY_ABI_V1 MCC_ABI(1, 0)
+#define MCC_POLICY_ABI_V1 MCC_ABI(1, 1)
 
 /* The one exported symbol of a v1 module. */
 #define MCC_POLICY_V1_SYMBOL "mcc_policy_v1"
@@ -301,13 +301,21 @@ struct mcc_init_out_v1 {
 struct mcc_device_desc_v1 {
 	uint32_t struct_size;
 	uint32_t device_id;     /* host index (TE context index, TENT NicID) */
-	const char *name;       /* the kernel's name, e.g. "mlx5_0"; copied. The
-	                         * shipped modules look it up in sysfs to tell a
-	                         * software transport (rxe, siw) from an HCA */
+	const char *name;       /* the kernel's name, e.g. "mlx5_0"; copied */
 	uint32_t num_ports;
 	uint32_t reserved0;
 	uint64_t link_rate_bps; /* 0 when unknown */
+	/* v1.1: what the host states about the device, MCC_DEVICE_F_* bits.
+	 * Absent (a v1.0 host): 0, a hardware HCA. A module never probes the
+	 * system for these facts; mcc_engine_device_flags() (mcc_engine.h)
+	 * finds them in sysfs for a host that runs on real devices. */
+	uint64_t flags;
 };
+
+/* The device is a software transport (rdma_rxe, siw): the host's CPUs run
+ * the transport, so its send queue is the host's own serialisation and a
+ * policy must not read that backlog as network queueing. */
+#define MCC_DEVICE_F_SOFTWARE (1ull << 0)
 
 struct mcc_route_desc_v1 {
 	uint32_t struct_size;
@@ -766,6 +774,7 @@ struct mcc_policy_v1 {
 #define MCC_CONFIG_V1_0_SIZE 112u     /* struct mcc_config_v1 */
 #define MCC_INIT_OUT_V1_0_SIZE 24u    /* struct mcc_init_out_v1 */
 #define MCC_DEVICE_DESC_V1_0_SIZE 32u /* struct mcc_device_desc_v1 */
+#define MCC_DEVICE_DESC_V1_1_SIZE 40u /* v1.1: flags */
 #define MCC_ROUTE_DESC_V1_0_SIZE 40u  /* struct mcc_route_desc_v1 */
 #define MCC_LANE_DESC_V1_0_SIZE 16u   /* struct mcc_lane_desc_v1 */
 #define MCC_COMPLETION_V1_0_SIZE 48u  /* struct mcc_completion_v1 */
@@ -805,7 +814,8 @@ MCC_STATIC_ASSERT(sizeof(struct mcc_task_detail_v1) == MCC_TASK_DETAIL_V1_0_SIZE
 MCC_STATIC_ASSERT(sizeof(struct mcc_domain_stats_v1) == MCC_DOMAIN_STATS_V1_0_SIZE, "stats size");
 MCC_STATIC_ASSERT(sizeof(struct mcc_host_v1) == MCC_HOST_V1_0_SIZE, "host table size");
 MCC_STATIC_ASSERT(sizeof(struct mcc_config_v1) == MCC_CONFIG_V1_0_SIZE, "config size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_device_desc_v1) == MCC_DEVICE_DESC_V1_0_SIZE, "dev desc size");
+MCC_STATIC_ASSERT(offsetof(struct mcc_device_desc_v1, flags) == MCC_DEVICE_DESC_V1_0_SIZE, "dev desc v1.0");
+MCC_STATIC_ASSERT(sizeof(struct mcc_device_desc_v1) == MCC_DEVICE_DESC_V1_1_SIZE, "dev desc size");
 MCC_STATIC_ASSERT(sizeof(struct mcc_route_desc_v1) == MCC_ROUTE_DESC_V1_0_SIZE, "route desc size");
 MCC_STATIC_ASSERT(sizeof(struct mcc_init_out_v1) == MCC_INIT_OUT_V1_0_SIZE, "init out size");
 MCC_STATIC_ASSERT(sizeof(struct mcc_lane_desc_v1) == MCC_LANE_DESC_V1_0_SIZE, "lane desc size");

@@ -1480,7 +1480,8 @@ te_engine *te_engine_create(const struct te_config *cfg, const struct mcc_host_e
 #if MCC_CC_COMPILED_IN
 		/* RdmaContext construct: the device domain */
 		struct mcc_device_desc_v1 dd = {sizeof(dd), (uint32_t)ctx->idx, ctx->attr.name,
-		                                ctx->attr.num_ports, 0, ctx->attr.link_rate_bps};
+		                                ctx->attr.num_ports, 0, ctx->attr.link_rate_bps,
+		                                mcc_engine_device_flags(NULL, ctx->attr.name)};
 		if (!e->cc_on || e->ops->device_open(e->cc, &dd, &ctx->ccdev) != 0)
 			ctx->ccdev = NULL;
 		cc_lane(e, MCC_LANE_MONITOR, &ctx->mon_lane, &ctx->mon_lane_ref);

@@ -1264,7 +1264,8 @@ tent_engine *tent_engine_create(const struct tent_config *cfg, const struct mcc_
 		e->fo->set_async_notify(d->dev, async_notify, d);
 #if MCC_CC_COMPILED_IN
 		struct mcc_device_desc_v1 dd = {sizeof(dd), (uint32_t)d->idx, d->attr.name, d->attr.num_ports,
-		                                0, d->attr.link_rate_bps};
+		                                0, d->attr.link_rate_bps,
+		                                mcc_engine_device_flags(NULL, d->attr.name)};
 		if (!e->cc_on || e->ops->device_open(e->cc, &dd, &d->ccdev) != 0)
 			d->ccdev = NULL;
 #endif

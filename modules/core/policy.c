@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core.h"
 #include "policy.h"
@@ -224,24 +223,6 @@ void mcc_dom_sweep_zombies(struct mcc_core *core)
 	}
 }
 
-/* Whether the RDMA device `name` is a software transport (rdma_rxe, siw):
- * the kernel registers those as virtual devices, so sysfs has
- * class/infiniband/NAME but no "device" link to a bus device (a PCI HCA has
- * one). A name sysfs does not know (the fabric model, tests) is hardware.
- * $MCC_SYSFS_ROOT replaces /sys (tests). */
-static bool software_device(const char *name)
-{
-	const char *root = getenv("MCC_SYSFS_ROOT");
-	char p[512];
-	if (!name || !*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
-		return false;
-	int n = snprintf(p, sizeof(p), "%s/class/infiniband/%s", root ? root : "/sys", name);
-	if (n < 0 || (size_t)n + sizeof("/device") > sizeof(p) || access(p, F_OK) != 0)
-		return false;
-	strcat(p, "/device");
-	return access(p, F_OK) != 0;
-}
-
 int mcc_core_device_open(void *ctx, const struct mcc_device_desc_v1 *desc, mcc_device **out)
 {
 	struct mcc_core *core = ctx;
@@ -258,7 +239,8 @@ int mcc_core_device_open(void *ctx, const struct mcc_device_desc_v1 *desc, mcc_d
 		strncpy(dv->name, desc->name, sizeof(dv->name) - 1);
 		dv->name[sizeof(dv->name) - 1] = '\0';
 	}
-	dv->software = software_device(desc->name);
+	if (MCC_HAS_MEMBER(struct mcc_device_desc_v1, desc->struct_size, flags))
+		dv->software = (desc->flags & MCC_DEVICE_F_SOFTWARE) != 0;
 	if (dv->software)
 		mcc_log(core, MCC_LOG_INFO,
 		        "mcc: device %s is a software transport: its queueing counts only "

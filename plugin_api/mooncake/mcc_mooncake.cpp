@@ -212,6 +212,7 @@ Pool::Pool(const PoolDesc &d) noexcept
 	dd.name = d.device_name;
 	dd.num_ports = d.port_num;
 	dd.link_rate_bps = d.link_rate_bps;
+	dd.flags = mcc_engine_device_flags(nullptr, d.device_name);
 	if ((err_ = ops_->device_open(ctx_, &dd, &dev_)) != 0) {
 		dev_ = nullptr;
 		return;

@@ -82,7 +82,7 @@ int mcc_bench_inst_open(struct mcc_bench_inst *b, const char *dir, const char *m
 	for (unsigned d = 0; d < ndev; d++) {
 		char name[16];
 		snprintf(name, sizeof(name), "mlx5_%u", d);
-		struct mcc_device_desc_v1 dd = {sizeof(dd), d, name, 1, 0, 400000000000ull};
+		struct mcc_device_desc_v1 dd = {sizeof(dd), d, name, 1, 0, 400000000000ull, 0};
 		rc = b->ops->device_open(b->ctx, &dd, &b->dev[d]);
 		if (rc < 0)
 			goto fail;

@@ -149,7 +149,7 @@ int main(int argc, char **argv)
 		return 1;
 	struct mcc_lane_desc_v1 ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
 	mcc_lane *lane;
-	struct mcc_device_desc_v1 dd = { sizeof(dd), 0, "mlx5_0", 1, 0, 0 };
+	struct mcc_device_desc_v1 dd = { sizeof(dd), 0, "mlx5_0", 1, 0, 0, 0 };
 	mcc_device *dev;
 	struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 0, 1, 1, "peer:1@mlx5_0", 1 };
 	mcc_route *route;

@@ -120,12 +120,13 @@ mcc_device *th_dev(struct th *h, uint32_t id)
 
 mcc_device *th_dev_rate(struct th *h, uint32_t id, uint64_t link_bps)
 {
-	return th_dev_named(h, id, "mlx5_t", link_bps);
+	return th_dev_named(h, id, "mlx5_t", link_bps, 0);
 }
 
-mcc_device *th_dev_named(struct th *h, uint32_t id, const char *name, uint64_t link_bps)
+mcc_device *th_dev_named(struct th *h, uint32_t id, const char *name, uint64_t link_bps,
+                         uint64_t flags)
 {
-	struct mcc_device_desc_v1 d = { sizeof(d), id, name, 2, 0, link_bps };
+	struct mcc_device_desc_v1 d = { sizeof(d), id, name, 2, 0, link_bps, flags };
 	mcc_device *dv = NULL;
 	CU_ASSERT_EQUAL_FATAL(h->ops->device_open(h->ctx, &d, &dv), 0);
 	CU_ASSERT_FATAL(h->ndev < TH_MAX_DOMS);

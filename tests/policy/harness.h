@@ -55,7 +55,8 @@ void th_free(struct th *h);
 
 mcc_device *th_dev(struct th *h, uint32_t id); /* link rate 400 Gb/s */
 mcc_device *th_dev_rate(struct th *h, uint32_t id, uint64_t link_bps); /* 0: unknown */
-mcc_device *th_dev_named(struct th *h, uint32_t id, const char *name, uint64_t link_bps);
+mcc_device *th_dev_named(struct th *h, uint32_t id, const char *name, uint64_t link_bps,
+                         uint64_t flags);
 mcc_route *th_route(struct th *h, mcc_device *d, uint64_t route_id, uint32_t port, uint32_t cq,
                     uint32_t gen);
 

@@ -208,7 +208,7 @@ static void run_init(struct run *u, const struct mcc_policy_v1 *ops, bool genera
 	c.mode = ops->mode;
 	CU_ASSERT_EQUAL_FATAL(ops->init(&u->host, &c, NULL, &u->ctx), 0);
 	for (int i = 0; i < ndev; i++) {
-		struct mcc_device_desc_v1 d = { sizeof(d), (uint32_t)i, "mlx5_d", 2, 0, 400000000000ull };
+		struct mcc_device_desc_v1 d = { sizeof(d), (uint32_t)i, "mlx5_d", 2, 0, 400000000000ull, 0 };
 		CU_ASSERT_EQUAL_FATAL(ops->device_open(u->ctx, &d, &u->dev[i]), 0);
 	}
 	for (int k = 0; k < nroute; k++) {

@@ -176,38 +176,6 @@ static void test_probe_recovery_then_clean_tasks_read_normal(void)
 	th_free(h);
 }
 
-/* A fake sysfs for the software-device rule: rxe_t is a software
- * transport (class/infiniband/rxe_t, no "device" link), mlx5_h a PCI HCA
- * (with one). $MCC_SYSFS_ROOT points the core at it. */
-static char sysfs[64];
-static const char *const sysfs_dirs[] = { "class", "class/infiniband", "class/infiniband/rxe_t",
-	                                  "class/infiniband/mlx5_h",
-	                                  "class/infiniband/mlx5_h/device" };
-#define SYSFS_NDIRS (sizeof(sysfs_dirs) / sizeof(sysfs_dirs[0]))
-
-static void sysfs_make(void)
-{
-	char p[128];
-	strcpy(sysfs, "/tmp/mcc-sysfs-XXXXXX");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(sysfs));
-	for (size_t i = 0; i < SYSFS_NDIRS; i++) {
-		snprintf(p, sizeof(p), "%s/%s", sysfs, sysfs_dirs[i]);
-		CU_ASSERT_EQUAL_FATAL(mkdir(p, 0700), 0);
-	}
-	setenv("MCC_SYSFS_ROOT", sysfs, 1);
-}
-
-static void sysfs_remove(void)
-{
-	char p[128];
-	for (size_t i = SYSFS_NDIRS; i-- > 0;) {
-		snprintf(p, sizeof(p), "%s/%s", sysfs, sysfs_dirs[i]);
-		CU_ASSERT_EQUAL(rmdir(p), 0);
-	}
-	CU_ASSERT_EQUAL(rmdir(sysfs), 0);
-	unsetenv("MCC_SYSFS_ROOT");
-}
-
 #define STEADY_EPOCHS 1500
 
 /* One epoch of a path limited by its own sender (Soft-RoCE: the host runs
@@ -226,13 +194,12 @@ static void sender_limited_epoch(struct th *h, mcc_route *r, unsigned per8, int 
 	th_tick(h);
 }
 
-/* A fake sysfs and, on its software device rxe_t, a sender-limited route
- * after STEADY_EPOCHS epochs at 2 slices per ms (131 MB/s). */
+/* On a device the host states is a software transport, a sender-limited
+ * route after STEADY_EPOCHS epochs at 2 slices per ms (131 MB/s). */
 static struct th *steady_software_path(mcc_device **d, mcc_route **r)
 {
-	sysfs_make();
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	*d = th_dev_named(h, 0, "rxe_t", 0);
+	*d = th_dev_named(h, 0, "rxe_t", 0, MCC_DEVICE_F_SOFTWARE);
 	*r = th_route(h, *d, 1, 1, 0, 1);
 	for (int e = 0; e < STEADY_EPOCHS; e++)
 		sender_limited_epoch(h, *r, 16, e);
@@ -247,11 +214,10 @@ static struct th *steady_software_path(mcc_device **d, mcc_route **r)
  * CONGESTED and cut. */
 static void test_software_device_own_queue_is_not_congestion(void)
 {
-	sysfs_make();
-	const char *names[] = { "rxe_t", "mlx5_h" };
+	const uint64_t flags[] = { MCC_DEVICE_F_SOFTWARE, 0 };
 	for (int k = 0; k < 2; k++) {
 		struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-		mcc_device *d = th_dev_named(h, 0, names[k], 400000000000ull);
+		mcc_device *d = th_dev_named(h, 0, k ? "mlx5_h" : "rxe_t", 400000000000ull, flags[k]);
 		mcc_route *r = th_route(h, d, 1, 1, 0, 1);
 		uint64_t cong = 0, wmin = UINT64_MAX;
 		for (int e = 0; e < STEADY_EPOCHS; e++) {
@@ -276,7 +242,6 @@ static void test_software_device_own_queue_is_not_congestion(void)
 		}
 		th_free(h);
 	}
-	sysfs_remove();
 }
 
 /* (f) The same software path, then its delivery collapses 16-fold (a
@@ -302,7 +267,6 @@ static void test_software_device_rate_collapse_is_congestion(void)
 	CU_ASSERT(rs.window_bytes < 16 * MiB);
 	CU_ASSERT_EQUAL(rs.quarantines, 0);
 	th_free(h);
-	sysfs_remove();
 }
 
 /* (g) The tail of a batch on a software device: after steady traffic the
@@ -328,30 +292,26 @@ static void test_software_device_batch_tail_is_not_collapse(void)
 	CU_ASSERT_EQUAL(rs.window_cuts + ds.window_cuts, 0);
 	CU_ASSERT_EQUAL(rs.window_bytes, 16 * MiB);
 	th_free(h);
-	sysfs_remove();
 }
 
-/* Bad device names never reach outside class/infiniband and never make a
- * device software: NULL, empty, ".", "..", a path, a name longer than the
- * lookup buffer, a name sysfs does not know. The software device logs one
- * INFO line at device_open; a hardware one none. */
-static void test_software_device_names(void)
+/* The software fact is the host's: the device's name means nothing (an
+ * "rxe" name without the flag is hardware), a v1.0 description (no flags
+ * member; whatever lies beyond its size is not read) is hardware, and a
+ * device stated software logs one INFO line at device_open. */
+static void test_software_device_is_what_the_host_states(void)
 {
-	sysfs_make();
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	char longname[700];
-	memset(longname, 'r', sizeof(longname) - 1);
-	longname[sizeof(longname) - 1] = '\0';
-	const char *hw[] = { NULL, "", ".", "..", "../infiniband/rxe_t", "rxe_t/", "/rxe_t",
-		             longname, "rxe_unknown", "mlx5_h" };
 	unsigned logs = h->logs;
-	for (uint32_t i = 0; i < sizeof(hw) / sizeof(hw[0]); i++)
-		th_dev_named(h, i, hw[i], 0);
+	th_dev_named(h, 0, "rxe0", 0, 0);
+	struct mcc_device_desc_v1 v10 = { MCC_DEVICE_DESC_V1_0_SIZE, 1, "rxe1", 2, 0, 0,
+		                          MCC_DEVICE_F_SOFTWARE };
+	mcc_device *dv = NULL;
+	CU_ASSERT_EQUAL_FATAL(h->ops->device_open(h->ctx, &v10, &dv), 0);
+	h->ops->device_close(h->ctx, dv);
 	CU_ASSERT_EQUAL(h->logs, logs);
-	th_dev_named(h, 99, "rxe_t", 0);
+	th_dev_named(h, 2, "mlx5_0", 0, MCC_DEVICE_F_SOFTWARE);
 	CU_ASSERT_EQUAL(h->logs, logs + 1);
 	th_free(h);
-	sysfs_remove();
 }
 
 MCC_CU_SUITE(t_init_base_tests, "policy_base", NULL, NULL,
@@ -363,6 +323,6 @@ MCC_CU_SUITE(t_init_base_tests, "policy_base", NULL, NULL,
              test_software_device_own_queue_is_not_congestion,
              test_software_device_rate_collapse_is_congestion,
              test_software_device_batch_tail_is_not_collapse,
-             test_software_device_names)
+             test_software_device_is_what_the_host_states)
 
 MCC_CU_MAIN(t_init_base_tests)

@@ -103,7 +103,7 @@ static void ct_open(struct ct *c, const struct mcc_policy_v1 *ops, bool growth, 
 		cfg.low_pressure_epochs = 1000000000u;
 	CU_ASSERT_EQUAL_FATAL(ops->init(&c->host, &cfg, NULL, &c->ctx), 0);
 	for (int i = 0; i < NDEV; i++) {
-		struct mcc_device_desc_v1 d = { sizeof(d), (uint32_t)i, "mlx5_c", 2, 0, 0 };
+		struct mcc_device_desc_v1 d = { sizeof(d), (uint32_t)i, "mlx5_c", 2, 0, 0, 0 };
 		CU_ASSERT_EQUAL_FATAL(ops->device_open(c->ctx, &d, &c->dev[i]), 0);
 	}
 	for (int i = 0; i < NROUTE; i++) {

@@ -402,7 +402,7 @@ static void test_init_output_and_argument_checks(void)
 	/* no config, no output, no log, no lanes: defaults work */
 	host.now_ns = zero_clock;
 	CU_ASSERT_EQUAL(ops->init(&host, NULL, NULL, &ctx), 0);
-	struct mcc_device_desc_v1 dd = { sizeof(dd), 0, NULL, 1, 0, 0 };
+	struct mcc_device_desc_v1 dd = { sizeof(dd), 0, NULL, 1, 0, 0, 0 };
 	mcc_device *d;
 	CU_ASSERT_EQUAL(ops->device_open(ctx, &dd, &d), 0);
 	struct mcc_domain_stats_v1 s = { .struct_size = sizeof(s) };

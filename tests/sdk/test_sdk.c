@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cu_driver.h"
 #include "lt_util.h"
@@ -86,7 +88,7 @@ static struct mcc_engine_stats stats_of(mcc_engine *e)
 
 static mcc_device *open_device(mcc_engine *e)
 {
-	struct mcc_device_desc_v1 d = {sizeof(d), 0, "mlx5_0", 1, 0, 0};
+	struct mcc_device_desc_v1 d = {sizeof(d), 0, "mlx5_0", 1, 0, 0, 0};
 	mcc_device *dev = NULL;
 	CU_ASSERT_EQUAL_FATAL(mcc_engine_ops(e)->device_open(mcc_engine_ctx(e), &d, &dev), 0);
 	return dev;
@@ -657,6 +659,38 @@ static void test_open_bad_opts(void)
 	mcc_engine_close(e);
 }
 
+/* mcc_engine_device_flags over a fake sysfs: rxe_t is a software transport
+ * (class/infiniband/rxe_t, no "device" link), mlx5_h a PCI HCA (with one).
+ * Names that are not plain file names never reach outside class/infiniband
+ * and never make a device software; nor does a name the kernel does not
+ * know, or one longer than any path. */
+static void test_device_flags(void)
+{
+	static const char *const dirs[] = { "class", "class/infiniband", "class/infiniband/rxe_t",
+		                            "class/infiniband/mlx5_h",
+		                            "class/infiniband/mlx5_h/device" };
+	const size_t ndirs = sizeof(dirs) / sizeof(dirs[0]);
+	char root[64] = "/tmp/mcc-sysfs-XXXXXX", p[128];
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(root));
+	for (size_t i = 0; i < ndirs; i++) {
+		snprintf(p, sizeof(p), "%s/%s", root, dirs[i]);
+		CU_ASSERT_EQUAL_FATAL(mkdir(p, 0700), 0);
+	}
+	char longname[700];
+	memset(longname, 'r', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	const char *hw[] = { NULL, "", ".", "..", "../infiniband/rxe_t", "rxe_t/", "/rxe_t",
+		             longname, "rxe_unknown", "mlx5_h" };
+	for (size_t i = 0; i < sizeof(hw) / sizeof(hw[0]); i++)
+		CU_ASSERT_EQUAL(mcc_engine_device_flags(root, hw[i]), 0);
+	CU_ASSERT_EQUAL(mcc_engine_device_flags(root, "rxe_t"), MCC_DEVICE_F_SOFTWARE);
+	for (size_t i = ndirs; i-- > 0;) {
+		snprintf(p, sizeof(p), "%s/%s", root, dirs[i]);
+		CU_ASSERT_EQUAL(rmdir(p), 0);
+	}
+	CU_ASSERT_EQUAL(rmdir(root), 0);
+}
+
 MCC_CU_SUITE(t_init_sdk_tests, "sdk", suite_init, suite_clean,
              test_lanes_growth,
              test_lanes_exhausted,
@@ -671,6 +705,7 @@ MCC_CU_SUITE(t_init_sdk_tests, "sdk", suite_init, suite_clean,
              test_clock_backwards,
              test_batch_freed_twice,
              test_setup_failed,
-             test_open_bad_opts)
+             test_open_bad_opts,
+             test_device_flags)
 
 MCC_CU_MAIN(t_init_sdk_tests)

@@ -65,7 +65,7 @@ int main()
 		CHECK(eng);
 		CHECK(eng.error() == 0);
 		CHECK(eng.mode() == MCC_MODE_ENFORCE);
-		mcc_device_desc_v1 dd = {sizeof(dd), 0, "mlx5_0", 1, 0, 0};
+		mcc_device_desc_v1 dd = {sizeof(dd), 0, "mlx5_0", 1, 0, 0, 0};
 		mcc_device *dev = nullptr;
 		CHECK(eng.ops()->device_open(eng.ctx(), &dd, &dev) == 0);
 		{

@@ -740,7 +740,7 @@ static void st_run(const char *mode_name, enum mcc_mode want_mode)
 	}
 	for (int d = 0; d < ST_DEVS; d++) {
 		char name[16];
-		struct mcc_device_desc_v1 dd = { sizeof(dd), (uint32_t)d, name, 1, 0, 400000000000ull };
+		struct mcc_device_desc_v1 dd = { sizeof(dd), (uint32_t)d, name, 1, 0, 400000000000ull, 0 };
 		snprintf(name, sizeof(name), "mlx5_%d", d);
 		CU_ASSERT_FATAL(c->ops->device_open(c->ctx, &dd, &c->devs[d].h) == 0);
 	}
