@@ -37,7 +37,7 @@
  * reported at the setting of higher precedence (environment over file, a
  * later line over an earlier one), the one that made the pair inconsistent.
  *
- * inih is used conservatively (STYLE 19): no INI_* macro is defined here (the
+ * inih is used conservatively: no INI_* macro is defined here (the
  * library's compile-time options are baked into libinih.so and
  * INI_HANDLER_LINENO would change the handler signature), only the r55 API
  * ini_parse_stream() is called, and line numbers come from our own reader,

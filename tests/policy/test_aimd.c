@@ -849,7 +849,7 @@ static void test_receiver_pressure_on_one_route_spares_the_device(void)
 	th_free(h);
 }
 
-/* anchors-cc.md T4: the route window is cut within one epoch of the drain
+/* The route window is cut within one epoch of the drain
  * time exceeding the target (the RFC's high_pressure_epochs hysteresis: the
  * second high epoch), and a window far above what the route has in flight
  * comes down to it in a few epochs, not one cut per hysteresis run. */

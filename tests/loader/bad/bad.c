@@ -2,7 +2,7 @@
 /*
  * bad.c - test-only modules, each broken in exactly one way, to check that
  * the loader refuses it, logs one error and leaves the controller off
- * (STYLE 21). Built once per variant as tests/loader/bad/mcc-policy-<id>.la
+ *. Built once per variant as tests/loader/bad/mcc-policy-<id>.la
  * (check_LTLIBRARIES, never installed), selected by -D knobs:
  *
  *   BAD_ID          the module's short name (also its descriptor name)
