@@ -149,7 +149,7 @@ has() {
 }
 if MC_ADAPTIVE_CC_EPOCH_US=500 MC_ADAPTIVE_CC_AI_BYTES=65536 "$mcc" check "$s/good.ini" \
 	> "$s/out" 2> "$s/err"; then
-	has "; module: observe, mode observe, ABI 1.0"
+	has "; module: observe, mode observe, ABI 1.1"
 	has "mode = observe ; $s/good.ini:2"
 	has "module_dir = $mods ; $s/good.ini:3"
 	has "epoch_us = 500 ; MC_ADAPTIVE_CC_EPOCH_US"
