@@ -448,11 +448,10 @@ static void device_pressure(struct mcc_device *dv, uint64_t now)
  * RTT of delay-based controllers such as TIMELY and Swift). An emulated or
  * long path whose drain time never falls under target_drain_us is thereby
  * not congested by itself; queueing that builds on top of it still is. The
- * current epoch counts, so a domain's first epoch is its own base, and a
- * route learns it anew at its first congestion (law_epoch): routes that
- * start together learn their joint first burst as base, each a different
- * share of it, and the queue right after their first cut is what they all
- * see alike.
+ * current epoch counts, so a domain's first epoch is its own base.
+ * Congestion never resets it (a route that did so at its first cut learned
+ * the queue it was cut for as its own delay); a path back from quarantine
+ * does (recover: its new endpoint may take another way).
  */
 static void base_learn(struct mcc_ctl *cs)
 {
@@ -578,11 +577,6 @@ static void law_epoch(struct mcc_core *core, struct mcc_dom *d, uint32_t st, uin
 	const uint64_t nw = set_window(core, d, out.window);
 	if (nw < w)
 		cs->window_cuts++;
-	if (ns == MCC_PATH_CONGESTED && !cs->base_relearned) {
-		cs->base_relearned = true;
-		cs->base_n = 0;
-		cs->base_prev_ok = false;
-	}
 	if (ns != st)
 		mcc_ctl_set_state(core, d, ns, now);
 	else if (nw != w)

@@ -179,7 +179,6 @@ struct mcc_ctl {
 	uint64_t base_us, base_cur, base_prev;
 	uint32_t base_n;     /* epochs in the current bucket */
 	bool base_prev_ok;   /* base_prev holds a full bucket */
-	bool base_relearned; /* the base was learned anew at the first congestion */
 	/* a software device's paths (control.c "A software device"): the
 	 * delivery rate smoothed over MCC_SW_RATE_TAU_NS of backlogged epochs, its
 	 * peak in the bucket started at peak_t0 and in the one before */

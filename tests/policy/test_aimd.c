@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core.h" /* MCC_BASE_EPOCHS */
 #include "cu_driver.h"
 #include "harness.h"
 
@@ -97,14 +98,8 @@ static void test_at_most_one_multiplicative_cut_per_epoch(void)
 	th_press(f.h, f.r, 1);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).window_cuts, 1);
-	/* the first transition to CONGESTED re-learns the base: the next
-	 * epoch's drain time is its own base (no queueing), no cut */
-	th_press(f.h, f.r, 1);
-	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
-	CU_ASSERT_EQUAL(th_rs(f.h, f.r).window_cuts, 1);
 	/* CONGESTED, the cut already in effect (in-flight <= window): the next
-	 * high epoch (the backlog grew beyond the new base) cuts again at once,
-	 * still once */
+	 * high epoch cuts again at once, still once */
 	th_press(f.h, f.r, 1);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 4 * MiB);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).window_cuts, 2);
@@ -120,10 +115,6 @@ static void test_next_cut_waits_until_the_previous_one_took_effect(void)
 	th_epoch(f.h, f.r, 0, 1, 64 * KiB);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_CONGESTED);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
-	/* the epoch after the first transition re-learns the base (its drain
-	 * time is its own base): calm */
-	th_epoch(f.h, f.r, 0, 1, 64 * KiB);
-	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
 	/* in-flight still above the cut window: the drain time shows the old
 	 * backlog, so the next cut needs another high_pressure_epochs run */
 	th_epoch(f.h, f.r, 0, 1, 64 * KiB);
@@ -137,9 +128,8 @@ static void test_next_cut_waits_until_the_previous_one_took_effect(void)
 static void test_fast_recovery_halves_gap_then_additive_growth(void)
 {
 	struct fix f = fx(NULL);
-	/* 16 -> 8 MiB, an epoch re-learning the base, -> 4 MiB; pre-cut
-	 * window 8 MiB */
-	th_press(f.h, f.r, 4);
+	/* 16 -> 8 MiB -> 4 MiB; pre-cut window 8 MiB */
+	th_press(f.h, f.r, 3);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 4 * MiB);
 	th_calm(f.h, f.r, 3);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 4 * MiB);
@@ -660,10 +650,11 @@ static void test_lone_sender_at_line_rate_settles_near_base_plus_target(void)
 		CU_ASSERT_EQUAL(idle, 0);      /* goodput-neutral: the link never waited */
 		/* settled: the drain time near the target over the base (the
 		 * path has no base of its own beyond a slice's serialisation),
-		 * not the 8 ms of the standing queue; the device, against the
-		 * target directly, is what holds it there */
+		 * not the 8 ms of the standing queue; the route, whose base
+		 * is the slice's serialisation it learned at the start, holds
+		 * it there (its window, not the device's, is the small one) */
 		CU_ASSERT(maxd <= 2 * h->cfg.target_drain_us);
-		CU_ASSERT(ds.window_bytes <= MiB);
+		CU_ASSERT(rs.window_bytes <= MiB);
 		CU_ASSERT_EQUAL(rs.quarantines + ds.quarantines, 0);
 		q_drain(h, &q);
 		th_free(h);
@@ -735,16 +726,17 @@ static void test_own_share_of_a_shared_bottleneck_is_queueing(void)
 	th_free(h);
 }
 
-/* A smaller window that under-fills the pipe lowers the measured rate; the
- * drain time scales with what is in flight, so this does not feed back
- * into more pressure on the route (the loop that collapsed TENT's window).
- * With no local exemption any more, the 250 us the route reads over the
- * base it learned while idle (0) is queueing: one cut, then the base is
- * re-learned at the transition, the steady drain time is the base, and the
- * route is HEALTHY again, growing back, not cut again. (Before: the
- * 125 us of local serialisation was subtracted and the route was never cut.
- * The device compares its drain time with the target directly and is not
- * asserted here: see the report of this change.) */
+/* A smaller window that under-fills the pipe lowers the measured rate, so
+ * the drain time of an under-filled pipe does not fall with the window:
+ * 250 us here whenever slices are in flight at the tick, over the base of 0
+ * the route learned while its warm-up drained every epoch. That reads as
+ * queueing and is cut, but it does not feed back into a collapse (the loop
+ * that once took TENT's window to the minimum): a cut below what the pipe
+ * holds leaves nothing in flight at the tick, calm epochs follow, and the
+ * route hovers around its demand (640 KiB), HEALTHY most of the run, never
+ * near the minimum window, never quarantined. (The base is not re-learned
+ * at the first congestion: a route that learned a standing queue as its
+ * base kept it, and 32 senders held a pause-deep queue.) */
 static void test_underfilled_pipe_does_not_read_as_pressure(void)
 {
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
@@ -752,16 +744,22 @@ static void test_underfilled_pipe_does_not_read_as_pressure(void)
 	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
 	th_warm(h, d, r);
 	struct lane_q q = { .h = 0 };
-	for (int e = 0; e < 16; e++) { /* 2 slices in flight, 8 per epoch: half the line rate */
-		q_fill(h, r, &q, 2 + 8);   /* drain 250 us */
+	uint64_t wmin = UINT64_MAX;
+	unsigned healthy = 0, epochs = 2 * MCC_BASE_EPOCHS;
+	for (unsigned e = 0; e < epochs; e++) {
+		/* 2 slices in flight, 8 per epoch: half the line rate, drain 250 us */
+		q_fill_window(h, r, &q, 2 + 8);
 		q_done(h, &q, 8, IBV_WC_SUCCESS);
 		th_tick(h);
+		struct mcc_domain_stats_v1 rs = th_rs(h, r);
+		wmin = rs.window_bytes < wmin ? rs.window_bytes : wmin;
+		healthy += rs.state == MCC_PATH_HEALTHY;
 	}
 	struct mcc_domain_stats_v1 rs = th_rs(h, r);
-	CU_ASSERT(rs.drain_us > 200); /* the steady drain time is over the target */
-	CU_ASSERT_EQUAL(rs.state, MCC_PATH_HEALTHY);
-	CU_ASSERT_EQUAL(rs.window_cuts, 1);
-	CU_ASSERT(rs.window_bytes > 12 * MiB); /* growing back */
+	CU_ASSERT(rs.window_cuts > 0);   /* it read as queueing */
+	CU_ASSERT(wmin >= 4 * 64 * KiB); /* no collapse: half the demand at most */
+	CU_ASSERT(2 * healthy > epochs); /* HEALTHY most of the run */
+	CU_ASSERT_EQUAL(rs.quarantines, 0);
 	q_drain(h, &q);
 	th_free(h);
 }
@@ -874,9 +872,8 @@ static void test_incast_route_cut_within_one_epoch_then_converges(void)
 		q_done(h, &q, 1, IBV_WC_SUCCESS);
 		th_tick(h);
 	}
-	/* one epoch re-learns the base at the first transition to CONGESTED
-	 * (its drain time is its own base), the next cuts at once: 2 epochs,
-	 * where another hysteresis run would take 3 */
+	/* the cut in effect, the next high epoch cuts at once: at most 2
+	 * epochs, where another hysteresis run would take 3 */
 	CU_ASSERT(e <= 2);
 	CU_ASSERT_EQUAL(th_rwin(h, r), 4 * MiB);
 	q_drain(h, &q);
@@ -914,14 +911,12 @@ static void test_core_honours_the_pace_of_a_congested_route(void)
 {
 	struct fix f = fx(NULL);
 	struct th *h = f.h;
-	/* 400 us over the base learned while warming (0): two high epochs,
-	 * CONGESTED, the base re-learned at 400 us */
-	h->lat_ns = 400000;
-	th_calm(h, f.r, 3);
-	CU_ASSERT_EQUAL(th_rstate(h, f.r), MCC_PATH_CONGESTED);
-	/* then 600 us of queueing over it, every epoch: cut to the minimum,
-	 * then 4 high runs there */
+	/* 1 ms of queueing over the base learned while warming (0), every
+	 * epoch: two high epochs, CONGESTED and cut to 8 MiB, then cut to the
+	 * minimum and 4 high runs there */
 	h->lat_ns = 1000000;
+	th_calm(h, f.r, 2);
+	CU_ASSERT_EQUAL(th_rstate(h, f.r), MCC_PATH_CONGESTED);
 	for (int e = 0; e < 10; e++) {
 		/* window mode: 4 slices of an epoch admitted, completing at once */
 		CU_ASSERT_EQUAL(admit_completing(h, f.r, 4), 4);
