@@ -55,6 +55,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mcc_defaults.h"
 #include "mcc_internal.h"
 
 #ifndef MCC_PKGLIBDIR
@@ -126,27 +127,27 @@ struct key_spec {
  * bound max(window, one slice) keeps tiny windows safe). Upper bounds keep
  * the window arithmetic far from 64-bit overflow (sums of windows over
  * thousands of domains), the time constants within one day, and the
- * per-process tables within a few hundred MiB. Defaults and the reasons for
- * them are in conf/mcc.ini.
+ * per-process tables within a few hundred MiB. The defaults are in
+ * mcc_defaults.h, the reasons for them in conf/mcc.ini.
  *
- *   key                   unit     default   min  max
- *   min_window_bytes      bytes    131072    1    2^40 (1 TiB)
- *   max_window_bytes      bytes    16777216  1    2^40
- *   probe_window_bytes    bytes    unset (0) 1    2^40, and <= min_window_bytes
- *   target_drain_us       us       200       1    10,000,000 (10 s)
- *   high_pressure_epochs  epochs   2         1    1,000,000
- *   low_pressure_epochs   epochs   4         1    1,000,000
- *   hard_error_threshold  errors   3         1    1,000,000
- *   cooldown_ms           ms       1000      1    86,400,000 (1 day)
- *   cooldown_max_ms       ms       30000     1    86,400,000, >= cooldown_ms
- *   flap_window_ms        ms       60000     1    86,400,000
- *   epoch_us              us       1000      1    10,000,000 (10 s)
- *   md_percent            percent  50        1    99
- *   fast_recovery_epochs  epochs   5         1    64 (2^-64 of the gap is 0)
- *   ai_bytes              bytes    262144    1    2^40
- *   probe_successes       count    3         1    1,000,000
- *   evidence_tasks        tasks    65536     1    16,777,216 (2^24)
- *   recorder_entries      entries  4096      1    16,777,216, a power of two
+ *   key                   unit     min  max
+ *   min_window_bytes      bytes    1    2^40 (1 TiB)
+ *   max_window_bytes      bytes    1    2^40
+ *   probe_window_bytes    bytes    1    2^40, and <= min_window_bytes
+ *   target_drain_us       us       1    10,000,000 (10 s)
+ *   high_pressure_epochs  epochs   1    1,000,000
+ *   low_pressure_epochs   epochs   1    1,000,000
+ *   hard_error_threshold  errors   1    1,000,000
+ *   cooldown_ms           ms       1    86,400,000 (1 day)
+ *   cooldown_max_ms       ms       1    86,400,000, >= cooldown_ms
+ *   flap_window_ms        ms       1    86,400,000
+ *   epoch_us              us       1    10,000,000 (10 s)
+ *   md_percent            percent  1    99
+ *   fast_recovery_epochs  epochs   1    64 (2^-64 of the gap is 0)
+ *   ai_bytes              bytes    1    2^40
+ *   probe_successes       count    1    1,000,000
+ *   evidence_tasks        tasks    1    16,777,216 (2^24)
+ *   recorder_entries      entries  1    16,777,216, a power of two
  */
 #define BYTES_MAX (UINT64_C(1) << 40)
 #define US_MAX UINT64_C(10000000)
@@ -165,26 +166,26 @@ static const struct key_spec keys[K_COUNT_] = {
 	STR(K_MODE, mode, MODE, SEC_POLICY, KT_MODE),
 	STR(K_MODULE, module, MODULE, SEC_POLICY, KT_MODULE),
 	STR(K_MODULE_DIR, module_dir, MODULE_DIR, SEC_POLICY, KT_DIR),
-	NUM(K_MIN_WINDOW_BYTES, min_window_bytes, MIN_WINDOW_BYTES, KT_U64, 131072, 1, BYTES_MAX, 0),
-	NUM(K_MAX_WINDOW_BYTES, max_window_bytes, MAX_WINDOW_BYTES, KT_U64, 16777216, 1, BYTES_MAX, 0),
+	NUM(K_MIN_WINDOW_BYTES, min_window_bytes, MIN_WINDOW_BYTES, KT_U64, MCC_DEFAULT_MIN_WINDOW_BYTES, 1, BYTES_MAX, 0),
+	NUM(K_MAX_WINDOW_BYTES, max_window_bytes, MAX_WINDOW_BYTES, KT_U64, MCC_DEFAULT_MAX_WINDOW_BYTES, 1, BYTES_MAX, 0),
 	NUM(K_PROBE_WINDOW_BYTES, probe_window_bytes, PROBE_WINDOW_BYTES, KT_U64, 0, 1, BYTES_MAX,
 	    KF_UNSET_ZERO),
-	NUM(K_TARGET_DRAIN_US, target_drain_us, TARGET_DRAIN_US, KT_U32, 200, 1, US_MAX, 0),
-	NUM(K_HIGH_PRESSURE_EPOCHS, high_pressure_epochs, HIGH_PRESSURE_EPOCHS, KT_U32, 2, 1, COUNT_MAX,
+	NUM(K_TARGET_DRAIN_US, target_drain_us, TARGET_DRAIN_US, KT_U32, MCC_DEFAULT_TARGET_DRAIN_US, 1, US_MAX, 0),
+	NUM(K_HIGH_PRESSURE_EPOCHS, high_pressure_epochs, HIGH_PRESSURE_EPOCHS, KT_U32, MCC_DEFAULT_HIGH_PRESSURE_EPOCHS, 1, COUNT_MAX,
 	    0),
-	NUM(K_LOW_PRESSURE_EPOCHS, low_pressure_epochs, LOW_PRESSURE_EPOCHS, KT_U32, 4, 1, COUNT_MAX, 0),
-	NUM(K_HARD_ERROR_THRESHOLD, hard_error_threshold, HARD_ERROR_THRESHOLD, KT_U32, 3, 1, COUNT_MAX,
+	NUM(K_LOW_PRESSURE_EPOCHS, low_pressure_epochs, LOW_PRESSURE_EPOCHS, KT_U32, MCC_DEFAULT_LOW_PRESSURE_EPOCHS, 1, COUNT_MAX, 0),
+	NUM(K_HARD_ERROR_THRESHOLD, hard_error_threshold, HARD_ERROR_THRESHOLD, KT_U32, MCC_DEFAULT_HARD_ERROR_THRESHOLD, 1, COUNT_MAX,
 	    0),
-	NUM(K_COOLDOWN_MS, cooldown_ms, COOLDOWN_MS, KT_U32, 1000, 1, MS_MAX, 0),
-	NUM(K_COOLDOWN_MAX_MS, cooldown_max_ms, COOLDOWN_MAX_MS, KT_U32, 30000, 1, MS_MAX, 0),
-	NUM(K_FLAP_WINDOW_MS, flap_window_ms, FLAP_WINDOW_MS, KT_U32, 60000, 1, MS_MAX, 0),
-	NUM(K_EPOCH_US, epoch_us, EPOCH_US, KT_U32, 1000, 1, US_MAX, 0),
-	NUM(K_MD_PERCENT, md_percent, MD_PERCENT, KT_U32, 50, 1, 99, 0),
-	NUM(K_FAST_RECOVERY_EPOCHS, fast_recovery_epochs, FAST_RECOVERY_EPOCHS, KT_U32, 5, 1, 64, 0),
-	NUM(K_AI_BYTES, ai_bytes, AI_BYTES, KT_U64, 262144, 1, BYTES_MAX, 0),
-	NUM(K_PROBE_SUCCESSES, probe_successes, PROBE_SUCCESSES, KT_U32, 3, 1, COUNT_MAX, 0),
-	NUM(K_EVIDENCE_TASKS, evidence_tasks, EVIDENCE_TASKS, KT_U32, 65536, 1, TABLE_MAX, 0),
-	NUM(K_RECORDER_ENTRIES, recorder_entries, RECORDER_ENTRIES, KT_U32, 4096, 1, TABLE_MAX,
+	NUM(K_COOLDOWN_MS, cooldown_ms, COOLDOWN_MS, KT_U32, MCC_DEFAULT_COOLDOWN_MS, 1, MS_MAX, 0),
+	NUM(K_COOLDOWN_MAX_MS, cooldown_max_ms, COOLDOWN_MAX_MS, KT_U32, MCC_DEFAULT_COOLDOWN_MAX_MS, 1, MS_MAX, 0),
+	NUM(K_FLAP_WINDOW_MS, flap_window_ms, FLAP_WINDOW_MS, KT_U32, MCC_DEFAULT_FLAP_WINDOW_MS, 1, MS_MAX, 0),
+	NUM(K_EPOCH_US, epoch_us, EPOCH_US, KT_U32, MCC_DEFAULT_EPOCH_US, 1, US_MAX, 0),
+	NUM(K_MD_PERCENT, md_percent, MD_PERCENT, KT_U32, MCC_DEFAULT_MD_PERCENT, 1, 99, 0),
+	NUM(K_FAST_RECOVERY_EPOCHS, fast_recovery_epochs, FAST_RECOVERY_EPOCHS, KT_U32, MCC_DEFAULT_FAST_RECOVERY_EPOCHS, 1, 64, 0),
+	NUM(K_AI_BYTES, ai_bytes, AI_BYTES, KT_U64, MCC_DEFAULT_AI_BYTES, 1, BYTES_MAX, 0),
+	NUM(K_PROBE_SUCCESSES, probe_successes, PROBE_SUCCESSES, KT_U32, MCC_DEFAULT_PROBE_SUCCESSES, 1, COUNT_MAX, 0),
+	NUM(K_EVIDENCE_TASKS, evidence_tasks, EVIDENCE_TASKS, KT_U32, MCC_DEFAULT_EVIDENCE_TASKS, 1, TABLE_MAX, 0),
+	NUM(K_RECORDER_ENTRIES, recorder_entries, RECORDER_ENTRIES, KT_U32, MCC_DEFAULT_RECORDER_ENTRIES, 1, TABLE_MAX,
 	    KF_POW2),
 	STR(K_TENT_CC_PLUGIN, tent_cc_plugin, TENT_CC_PLUGIN, SEC_ENGINE, KT_TENT),
 	STR(K_QOS, qos, QOS, SEC_ENGINE, KT_ONOFF),

@@ -10,30 +10,31 @@
 #include <string.h>
 
 #include "core.h"
+#include "mcc_defaults.h"
 #include "policy.h"
 
-/* RFC defaults (design note "Configuration"), used for absent or zero
- * fields; the host has already validated the values it passes. */
+/* The defaults of libmcc's key table (mcc_defaults.h), used for absent or
+ * zero fields; the host has already validated the values it passes. */
 static void params_from(struct mcc_params *p, const struct mcc_config_v1 *cfg)
 {
 	*p = (struct mcc_params){
-		.min_window = 131072,
-		.max_window = 16777216,
+		.min_window = MCC_DEFAULT_MIN_WINDOW_BYTES,
+		.max_window = MCC_DEFAULT_MAX_WINDOW_BYTES,
 		.probe_window = 0,
-		.ai_bytes = 262144,
-		.target_drain_us = 200,
-		.high_epochs = 2,
-		.low_epochs = 4,
-		.hard_threshold = 3,
-		.cooldown_ms = 1000,
-		.cooldown_max_ms = 30000,
-		.flap_window_ms = 60000,
-		.epoch_us = 1000,
-		.md_percent = 50,
-		.fr_epochs = 5,
-		.probe_successes = 3,
-		.evidence_tasks = 65536,
-		.recorder_entries = 4096,
+		.ai_bytes = MCC_DEFAULT_AI_BYTES,
+		.target_drain_us = MCC_DEFAULT_TARGET_DRAIN_US,
+		.high_epochs = MCC_DEFAULT_HIGH_PRESSURE_EPOCHS,
+		.low_epochs = MCC_DEFAULT_LOW_PRESSURE_EPOCHS,
+		.hard_threshold = MCC_DEFAULT_HARD_ERROR_THRESHOLD,
+		.cooldown_ms = MCC_DEFAULT_COOLDOWN_MS,
+		.cooldown_max_ms = MCC_DEFAULT_COOLDOWN_MAX_MS,
+		.flap_window_ms = MCC_DEFAULT_FLAP_WINDOW_MS,
+		.epoch_us = MCC_DEFAULT_EPOCH_US,
+		.md_percent = MCC_DEFAULT_MD_PERCENT,
+		.fr_epochs = MCC_DEFAULT_FAST_RECOVERY_EPOCHS,
+		.probe_successes = MCC_DEFAULT_PROBE_SUCCESSES,
+		.evidence_tasks = MCC_DEFAULT_EVIDENCE_TASKS,
+		.recorder_entries = MCC_DEFAULT_RECORDER_ENTRIES,
 		.credit_min_admits = MCC_CREDIT_MIN_ADMITS,
 	};
 	if (!cfg)

@@ -9,7 +9,7 @@
 set -eu
 in=$1 out=$2
 mkdir -p "$out"
-for f in mcc_loader.h mcc_internal.h names_table.h config.c names.c null_builtin.c; do cp "$in/$f" "$out/$f"; done
+for f in mcc_loader.h mcc_internal.h mcc_defaults.h names_table.h config.c names.c null_builtin.c; do cp "$in/$f" "$out/$f"; done
 awk '
 	/^struct mcc_policy_v1 \{/ { inside = 1 }
 	inside && /^\};/ { print "\tvoid (*appended_v1_1)(void); /* test-only v1.1 member */"; inside = 0 }

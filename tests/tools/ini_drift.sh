@@ -9,7 +9,9 @@
 #     source is INI:line, not "default") to exactly that default;
 #   - a key without a fixed default (unset, or $(pkglibdir) for module_dir)
 #     must stay a commented example ("; key = ...") and not be set;
-#   - the sample sets or documents no key that the table lacks.
+#   - the sample sets or documents no key that the table lacks;
+#   - mcc.ini(5) states the same numeric defaults, and the modules' example
+#     files (modules/*/*.ini) depart from them only under a comment.
 # (test_config.c checks the values parse to the defaults; this one that the
 # sample names every key.) Pass a copy of the sample as INI to see it fail.
 . "$MCC_TEST_SRCDIR/tests/loader/toolchain.sh"
@@ -66,5 +68,31 @@ while read -r key; do
 	grep -q "^$key|" "$s/table.k" || { echo "FAIL: $ini names '$key', which the key table lacks"; exit 1; }
 done || fail=1
 
-test $fail = 0 && echo "ok: $n keys of the table in $ini, with their defaults"
+# mcc.ini(5) states each default as ".B key" then "...; default V; ...", and
+# the modules' example files set a [controller] key to another value only
+# under a comment that says why (with no INI argument: a copy given as INI
+# is checked alone).
+if test $# -eq 0; then
+	man5=$MCC_TEST_SRCDIR/plugin_api/man/mcc.ini.5
+	awk '/^\.B [a-z_0-9]+$/ { k = $2; next }
+	     k != "" && match($0, /default [0-9]+/) { print k "|" substr($0, RSTART + 8, RLENGTH - 8) }
+	     { k = "" }' "$man5" > "$s/man.k"
+	while IFS='|' read -r key def src; do
+		case $def in '' | *[!0-9]*) continue ;; esac # numbers: the [controller] keys
+		mv=$(grep "^$key|" "$s/man.k" | cut -d'|' -f2)
+		test "x$mv" = "x$def" || failed "mcc.ini(5): $key default '${mv:-missing}', the table's is $def"
+	done < "$s/table.k"
+	for mi in "$MCC_TEST_SRCDIR"/modules/*/*.ini; do
+		awk '/^\[/ { c = ($0 == "[controller]"); why = 0; next }
+		     c && match($0, /^[a-z_0-9]+ *= *[0-9]+/) { gsub(/ /, ""); print $0 "=" why }
+		     { why = /^;/ }' "$mi" |
+		while IFS='=' read -r key val why; do
+			def=$(grep "^$key|" "$s/table.k" | cut -d'|' -f2)
+			test "x$val" = "x$def" || test "$why" = 1 ||
+				{ echo "FAIL: $mi: $key = $val without a comment saying why, the table's default is ${def:-none}"; exit 1; }
+		done || fail=1
+	done
+fi
+
+test $fail = 0 && echo "ok: $n keys of the table in $ini, mcc.ini(5) and the modules' examples, with their defaults"
 exit $fail
