@@ -6,7 +6,7 @@
  * A module is one exported descriptor. It names itself, declares its mode and
  * optional capabilities, and implements the callbacks it needs; every callback
  * left NULL is filled by libmcc with the built-in null behaviour
- * (plugin_api/null_builtin.c: admit everything, settle each byte once, report
+ * (plugin_api/lib/null_builtin.c: admit everything, settle each byte once, report
  * UNKNOWN and HEALTHY). Only init() is required. This module implements
  * nothing else, so through the loader it behaves exactly as the built-in.
  *
@@ -14,7 +14,7 @@
  *   - copy modules/null/ to modules/<name>/; set .name (= <name> of the file
  *     mcc-policy-<name>.so, [a-z0-9_-], at most 32 characters), .mode, .caps;
  *   - add the callbacks you need, each `static`, with the Thread: and
- *     Errors: contract of plugin_api/mcc_policy_v1.h; set up in init(), tear
+ *     Errors: contract of plugin_api/include/mcc_policy_v1.h; set up in init(), tear
  *     down in fini(), never in a constructor;
  *   - keep the hot path (try_acquire, release, on_completion,
  *     poller_progress) free of locks, system calls, allocation, clock reads

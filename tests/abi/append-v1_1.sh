@@ -9,14 +9,15 @@
 set -eu
 in=$1 out=$2
 mkdir -p "$out"
-for f in mcc_loader.h mcc_internal.h mcc_defaults.h names_table.h config.c names.c null_builtin.c; do cp "$in/$f" "$out/$f"; done
+cp "$in/include/mcc_loader.h" "$out/"
+for f in mcc_internal.h mcc_defaults.h names_table.h config.c names.c null_builtin.c; do cp "$in/lib/$f" "$out/$f"; done
 awk '
 	/^struct mcc_policy_v1 \{/ { inside = 1 }
 	inside && /^\};/ { print "\tvoid (*appended_v1_1)(void); /* test-only v1.1 member */"; inside = 0 }
 	{ print }
-' "$in/mcc_policy_v1.h" >"$out/mcc_policy_v1.h"
+' "$in/include/mcc_policy_v1.h" >"$out/mcc_policy_v1.h"
 sed -e 's/^\tFILL(dump);$/\tFILL(dump);\n\tFILL(appended_v1_1);/' \
     -e 's/offsetof(struct mcc_policy_v1, dump)/offsetof(struct mcc_policy_v1, appended_v1_1)/' \
-    -e 's/->dump),$/->appended_v1_1),/' "$in/loader.c" >"$out/loader.c"
+    -e 's/->dump),$/->appended_v1_1),/' "$in/lib/loader.c" >"$out/loader.c"
 grep -q 'appended_v1_1' "$out/mcc_policy_v1.h" && grep -q 'FILL(appended_v1_1)' "$out/loader.c" ||
 	{ echo "append-v1_1.sh: could not append (struct or loader.c changed shape)" >&2; exit 1; }

@@ -4,7 +4,7 @@
 # The ABI of what an engine links and loads, against the abidw baselines
 # committed in tests/abi/baseline/: libmcc and every shipped module (whose
 # one export is its struct mcc_policy_v1 descriptor). Types are those of the
-# public headers (plugin_api/). Fails on
+# public headers (plugin_api/include/). Fails on
 #   - an incompatible change by abidiff (a removed or changed symbol), and
 #   - a struct layout that is not append-only (tests/abi/layout.py);
 # reports compatible changes (an added function, an appended member) and
@@ -27,7 +27,7 @@ objects() {
 fail=0
 objects | while read -r so name; do
 	[ -e "$so" ] || { echo "check-abi: $so missing (build first)"; exit 1; }
-	abidw --headers-dir "$S/plugin_api" --no-corpus-path --no-comp-dir-path "$so" >"$tmp/$name.abi" ||
+	abidw --headers-dir "$S/plugin_api/include" --no-corpus-path --no-comp-dir-path "$so" >"$tmp/$name.abi" ||
 		{ echo "check-abi: abidw failed on $so"; exit 1; }
 	if [ "$MODE" = --update ]; then
 		mkdir -p "$BASE" && cp "$tmp/$name.abi" "$BASE/$name.abi"

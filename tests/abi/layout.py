@@ -26,7 +26,7 @@ def load(path):
             continue
         # only the public headers' structs: a module's own definitions of
         # the opaque handles (struct mcc_lane, ...) are never seen by hosts
-        if not el.get('filepath', '').split('/')[-2:-1] == ['plugin_api']:
+        if not el.get('filepath', '').split('/')[-2:-1] == ['include']:
             continue
         members = []
         for dm in el.findall('data-member'):

@@ -18,8 +18,8 @@ set -u
 : "${FUZZ_TARGETS:=fuzz_config fuzz_classify fuzz_events}"
 : "${FUZZ_SRCDIR:?}" "${FUZZ_OUT:?}" "${FUZZ_EXTRA:=}"
 : "${FUZZ_LIBS:=}" "${FUZZ_CPPFLAGS:=}"
-LIBMCC_CPPFLAGS="-I$FUZZ_SRCDIR/plugin_api -DMCC_NULL_BUILTIN"
-MODULE_CPPFLAGS="-I$FUZZ_SRCDIR/modules/core"
+LIBMCC_CPPFLAGS="-I$FUZZ_SRCDIR/plugin_api/include -I$FUZZ_SRCDIR/plugin_api/lib -I$FUZZ_SRCDIR/plugin_api/sdk -DMCC_NULL_BUILTIN"
+MODULE_CPPFLAGS="-I$FUZZ_SRCDIR/plugin_api/lib -I$FUZZ_SRCDIR/modules/core"
 : "${FUZZ_DEFS:=}" "${CLASSIFY_SRCS:=modules/core/classify.c}"
 
 # configure's feature macros (-DHAVE_SECURE_GETENV=1 ...); the quoted

@@ -72,7 +72,7 @@ echo "$syms" | grep -qx mcc_instance_acquire || failed "libmcc lacks mcc_instanc
 echo "$syms" | grep -qx mcc_config_explain || failed "libmcc lacks mcc_config_explain"
 # The engine SDK (mcc_engine.h): every function it declares, and no other mcc_engine_*.
 sdk=$(sed -n 's/^[a-z_0-9 *]*[ *]\(mcc_engine_[a-z_0-9]*\)(.*/\1/p' \
-	"$MCC_TEST_SRCDIR/plugin_api/mcc_engine.h" | sort -u)
+	"$MCC_TEST_SRCDIR/plugin_api/include/mcc_engine.h" | sort -u)
 test -n "$sdk" || failed "no function found in mcc_engine.h"
 for f in $sdk; do
 	echo "$syms" | grep -qx "$f" || failed "libmcc lacks $f (mcc_engine.h)"

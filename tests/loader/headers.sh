@@ -13,14 +13,14 @@ have_cxx=0
 echo 'int main(void) { return 0; }' > "$scratch/probe.cpp"
 $CXX -x c++ -std=c++11 -c "$scratch/probe.cpp" -o "$scratch/probe.o" >/dev/null 2>&1 && have_cxx=1
 
-for h in "$MCC_TEST_SRCDIR"/plugin_api/*.h; do
+for h in "$MCC_TEST_SRCDIR"/plugin_api/include/*.h; do
 	name=$(basename "$h")
 	printf '#include "%s"\n#include "%s"\n' "$name" "$name" > "$scratch/unit.c"
 	for sw in "" "-DMCC_ENABLE_ADAPTIVE_CC=1"; do
-		$CC -std=c11 -pedantic-errors $cwarn $sw -I"$MCC_TEST_SRCDIR/plugin_api" \
+		$CC -std=c11 -pedantic-errors $cwarn $sw -I"$MCC_TEST_SRCDIR/plugin_api/include" \
 			-c "$scratch/unit.c" -o "$scratch/unit.o" || failed "$name as C11 $sw"
 		if test $have_cxx -eq 1; then
-			$CXX -x c++ -std=c++11 -pedantic-errors $xxwarn $sw -I"$MCC_TEST_SRCDIR/plugin_api" \
+			$CXX -x c++ -std=c++11 -pedantic-errors $xxwarn $sw -I"$MCC_TEST_SRCDIR/plugin_api/include" \
 				-c "$scratch/unit.c" -o "$scratch/unit.o" || failed "$name as C++11 $sw"
 		fi
 	done
@@ -42,13 +42,13 @@ typedef char names_sizes[sizeof(struct mcc_signal) == sizeof(struct mcc_signal_v
                          sizeof(struct mcc_device_desc) + sizeof(struct mcc_route_desc) +
                          sizeof(struct mcc_lane_desc) > 0 ? 1 : -1];
 EOF2
-$CC -std=c11 -pedantic-errors $cwarn -I"$MCC_TEST_SRCDIR/plugin_api" \
+$CC -std=c11 -pedantic-errors $cwarn -I"$MCC_TEST_SRCDIR/plugin_api/include" \
 	-c "$scratch/names.c" -o "$scratch/names.o" || failed "unversioned names as C11"
 if test $have_cxx -eq 1; then
-	$CXX -x c++ -std=c++11 -pedantic-errors $xxwarn -I"$MCC_TEST_SRCDIR/plugin_api" \
+	$CXX -x c++ -std=c++11 -pedantic-errors $xxwarn -I"$MCC_TEST_SRCDIR/plugin_api/include" \
 		-c "$scratch/names.c" -o "$scratch/names.o" || failed "unversioned names as C++11"
 fi
-if $CC -std=c11 -DMCC_NO_UNVERSIONED_NAMES -I"$MCC_TEST_SRCDIR/plugin_api" \
+if $CC -std=c11 -DMCC_NO_UNVERSIONED_NAMES -I"$MCC_TEST_SRCDIR/plugin_api/include" \
 	-c "$scratch/names.c" -o "$scratch/names.o" >/dev/null 2>&1; then
 	failed "MCC_NO_UNVERSIONED_NAMES left the old names defined"
 fi

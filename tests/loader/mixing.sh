@@ -6,7 +6,7 @@
 # executable or shared library fails at link time on mcc_cc_layout_marker.
 . "$MCC_TEST_SRCDIR/tests/loader/toolchain.sh"
 
-inc=-I$MCC_TEST_SRCDIR/plugin_api
+inc=-I$MCC_TEST_SRCDIR/plugin_api/include
 cat > "$scratch/lib.c" <<'EOS'
 #include "mcc_hooks.h"
 int mcc_test_lib(void);

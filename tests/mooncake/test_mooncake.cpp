@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // test_mooncake.cpp - the Mooncake classic TE adapter
-// (plugin_api/mooncake/mcc_mooncake.hpp) driven the way TE drives it: a fake
+// (plugin_api/adapters/mooncake/mcc_mooncake.hpp) driven the way TE drives it: a fake
 // TE with two rails (two WorkerPools, each a poller worker 0 and a poster
 // worker 1), slices in per-route queues, WCs (success, RETRY_EXC, flush),
 // an endpoint rebuilt with new QPs, an async QP_FATAL before the ack, batch
@@ -544,9 +544,12 @@ static void test_inert(const char *moddir)
 // them, and once a's own slice has settled it asks for that slice's bytes
 // only, not for one more that would be refused; its asks beyond that back
 // off while they find nothing. Refused try_acquire calls at most one per
-// four admitted slices (issue 15: at most one per slice). 40 admitted cost
-// 456 refused calls with a re-ask on every room change, 38 with one per
-// settled slice, 19 with the settled bytes as budget, 5 with the back-off.
+// admitted slice. 40 admitted cost 456 refused calls with a re-ask on every
+// room change, 38 with one per settled slice, 19 with the settled bytes as
+// budget, 5 with the back-off while the law took a route's first standing
+// queue as its base; 20 since it does not: a's 16 slices of 3 ms each are a
+// 48 ms queue, the law cuts a's window, and after each cut a settled slice
+// does not free room until in-flight is back under the window.
 static void test_slow_path(const char *moddir)
 {
 	std::string ini = use_ini(moddir, "[policy]\nmode = enforce\n");
@@ -570,7 +573,7 @@ static void test_slow_path(const char *moddir)
 		mm::Stats s = a.pool.stats();
 		CHECK(done >= 30);
 		CHECK(s.admitted >= done);
-		CHECK(4 * s.refused_calls <= s.admitted);
+		CHECK(s.refused_calls <= s.admitted);
 		std::printf("slow path: admitted %llu completed %llu refused calls %llu memo skips %llu\n",
 		            (unsigned long long)s.admitted, (unsigned long long)done,
 		            (unsigned long long)s.refused_calls, (unsigned long long)s.memo_skips);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_sdk.c - the engine SDK (plugin_api/mcc_engine.h): lanes, the tick
+ * test_sdk.c - the engine SDK (plugin_api/include/mcc_engine.h): lanes, the tick
  * driver, the route registry with generations, async snapshots, DEFER
  * parking, the clock, batches and set-up failures, each misuse with its
  * clear error. The clock is injected; threads meet at barriers or wait for

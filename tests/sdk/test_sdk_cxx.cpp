@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test_sdk_cxx.cpp - the C++ header (plugin_api/mcc.hpp): RAII engine,
+// test_sdk_cxx.cpp - the C++ header (plugin_api/include/mcc.hpp): RAII engine,
 // lane, route and permit over the enforce policy, every member noexcept,
 // nothing leaked or left live when the objects go out of scope.
 #include "mcc.hpp"

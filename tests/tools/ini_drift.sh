@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # ini_drift.sh [INI] - conf/mcc.ini (or INI) against the configuration key
-# table of plugin_api/config.c, as `mcc check` prints it (no second copy of
+# table of plugin_api/lib/config.c, as `mcc check` prints it (no second copy of
 # the table here):
 #   - `mcc check` of an empty file lists every key of the table with its
 #     default: "key = value ; default", or "; key = (unset) ; default";

@@ -5,7 +5,7 @@
 #   - man -l renders each page, with groff's warnings on, silently;
 #   - mcc.ini(5) documents every key of the configuration table, in its
 #     section, with its environment variable and (numbers) its default: the
-#     keys come from `mcc check` (the table in plugin_api/config.c), so a key
+#     keys come from `mcc check` (the table in plugin_api/lib/config.c), so a key
 #     added there without documentation fails here.
 . "$MCC_TEST_SRCDIR/tests/loader/toolchain.sh"
 

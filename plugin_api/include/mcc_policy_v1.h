@@ -380,7 +380,7 @@ struct mcc_task_ref_v1 {
  * reason; module16/module64 (10) are a module's own per-permit state (the
  * shipped modules leave them 0). A host whose per-slice record has no room
  * keeps permits beside it, in a table keyed by the slice
- * (plugin_api/mooncake does). */
+ * (plugin_api/adapters/mooncake does). */
 struct mcc_permit_v1 {
 	uint32_t struct_size; /* sizeof(struct mcc_permit_v1), set by MCC_PERMIT_INIT */
 	uint32_t flags;       /* MCC_PERMIT_F_* */

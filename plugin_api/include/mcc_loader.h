@@ -145,7 +145,7 @@ struct mcc_config_provenance {
  * mcc_instance_acquire() runs) that also says, on success, where every
  * [policy], [controller] and [engine] setting came from: default, file line
  * or environment variable, one origin per key in the order of the key table
- * (plugin_api/config.c). Same return value and errbuf as mcc_config_load();
+ * (plugin_api/lib/config.c). Same return value and errbuf as mcc_config_load();
  * on error ex->count is 0. Used by the `mcc check` command. */
 int mcc_config_explain(const char *ini_path, int ignore_env, struct mcc_config *cfg,
                        struct mcc_config_provenance *ex, char *errbuf, size_t errlen);

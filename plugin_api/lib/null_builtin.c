@@ -5,7 +5,7 @@
  * module leaves NULL.
  *
  * What it does: nothing, correctly. Every callback is the smallest behaviour
- * that honours the contract written in plugin_api/mcc_policy_v1.h:
+ * that honours the contract written in plugin_api/include/mcc_policy_v1.h:
  *
  *   - try_acquire always admits and fills the permit, and the permit keeps the
  *     exactly-once settle accounting (a second settle of the same bytes is
@@ -16,7 +16,7 @@
  *   - domain_stats reports an all-zero HEALTHY domain;
  *   - dump has no recorder: -EOPNOTSUPP.
  *
- * Where it is used (plugin_api/loader.c): the hidden descriptor
+ * Where it is used (plugin_api/lib/loader.c): the hidden descriptor
  * `mcc__null_builtin_v1` runs for mode = off, is handed out when loading
  * fails (controller off), and normalise() copies its callback into every
  * slot a loaded module leaves NULL. The shipped module file
