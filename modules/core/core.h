@@ -602,16 +602,8 @@ uint64_t mcc_dom_inflight_admission(const struct mcc_dom *d);
 void mcc_lane_flush_all(struct mcc_lane *lane);
 uint64_t mcc_core_now(const struct mcc_core *core); /* host clock (slow path) */
 
-int mcc_core_lane_open(void *ctx, const struct mcc_lane_desc_v1 *desc, mcc_lane **lane);
-void mcc_core_lane_close(void *ctx, mcc_lane *lane);
-int mcc_core_try_acquire(mcc_lane *lane, mcc_route *route, uint64_t bytes, uint32_t generation,
-                         const struct mcc_task_ref_v1 *task, struct mcc_permit_v1 *permit);
-int mcc_core_release(mcc_lane *lane, struct mcc_permit_v1 *permit, uint64_t bytes, uint32_t reason);
-void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit_v1 *permit,
-                            const struct mcc_completion_v1 *wc);
-void mcc_core_poller_progress(mcc_lane *lane, mcc_device *dev, uint32_t ncqe);
-/* The general path alone, correct in every case: the reference the fast
- * paths above fall back to (also driven directly by test_admission_diff). */
+/* (The callbacks of the descriptor are declared in policy.h.) The general
+ * path alone, correct in every case: the reference the fast paths fall back to (also driven directly by test_admission_diff). */
 int mcc_core_acquire_general(struct mcc_lane *lane, struct mcc_route *r, uint64_t bytes,
                              uint32_t generation, const struct mcc_task_ref_v1 *task,
                              struct mcc_permit_v1 *p);
@@ -633,9 +625,6 @@ uint64_t mcc_ctl_cooldown_left_ms(const struct mcc_dom *d, uint64_t now);
 uint32_t mcc_dom_device_id(const struct mcc_dom *d);
 uint64_t mcc_dom_route_id(const struct mcc_dom *d);
 
-void mcc_core_tick(void *ctx, uint64_t now_ns);
-void mcc_core_on_async_event(void *ctx, const struct mcc_async_event_v1 *ev);
-void mcc_core_on_signal(void *ctx, const struct mcc_signal_v1 *sig);
 
 /* ------------------------------------------------------------- evidence.c */
 
@@ -654,9 +643,6 @@ void mcc_ev_route_recovered(struct mcc_core *core, uint32_t name_idx);
 uint32_t mcc_reg_get(struct mcc_core *core, uint32_t device_id, uint64_t route_id,
                      const char *path);
 
-int mcc_core_task_query(void *ctx, const struct mcc_task_ref_v1 *task, uint32_t host_flags,
-                        struct mcc_task_detail_v1 *out);
-void mcc_core_batch_free(void *ctx, uint64_t batch_id);
 
 static inline bool mcc_task_is_set(const struct mcc_task_ref_v1 *t)
 {
@@ -705,7 +691,6 @@ struct mcc_recorder *mcc_rec_create(uint32_t entries);
 void mcc_rec_destroy(struct mcc_recorder *rec);
 void mcc_rec_put(struct mcc_recorder *rec, const struct mcc_rec_entry *e); /* lock-free */
 int mcc_rec_dump(struct mcc_recorder *rec, int fd);
-int mcc_core_dump(void *ctx, int fd);
 
 /* --------------------------------------------------------------- policy.c */
 

@@ -75,4 +75,15 @@ int mcc_core_dump(void *ctx, int fd);
 		.dump = mcc_core_dump,                                        \
 	}
 
+/* A module over the core, its mode stated once: the init that runs the core
+ * with law LAW in mode MODE, and the descriptor that declares MODE.
+ *   MCC_CORE_MODULE(aimd, "aimd", "...", MCC_MODE_ENFORCE, caps, mcc_law_aimd); */
+#define MCC_CORE_MODULE(ID, NAME, DESC, MODE, CAPS, LAW)                                  \
+	static int ID##_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 *cfg, \
+	                     struct mcc_init_out_v1 *out, void **ctx)                         \
+	{                                                                                 \
+		return mcc_core_init(host, cfg, out, ctx, (MODE), &(LAW));                \
+	}                                                                                 \
+	MCC_POLICY_V1_DEFINE = MCC_CORE_DESCRIPTOR(NAME, DESC, MODE, CAPS, ID##_init)
+
 #endif /* MCC_CORE_POLICY_H */

@@ -7,15 +7,7 @@
  */
 #include "policy.h"
 
-static int observe_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 *cfg,
-                        struct mcc_init_out_v1 *out, void **ctx)
-{
-	return mcc_core_init(host, cfg, out, ctx, MCC_MODE_OBSERVE, &mcc_law_aimd);
-}
-
-MCC_POLICY_V1_DEFINE =
-	MCC_CORE_DESCRIPTOR("observe",
-	                    "record signals and compute AIMD decisions, never defer or avoid",
-	                    MCC_MODE_OBSERVE,
-	                    MCC_CAP_RECORDS | MCC_CAP_TASK_EVIDENCE | MCC_CAP_THREAD_SAFE,
-	                    observe_init);
+MCC_CORE_MODULE(observe, "observe",
+                "record signals and compute AIMD decisions, never defer or avoid",
+                MCC_MODE_OBSERVE, MCC_CAP_RECORDS | MCC_CAP_TASK_EVIDENCE | MCC_CAP_THREAD_SAFE,
+                mcc_law_aimd);

@@ -21,22 +21,7 @@
 #include <stdatomic.h>
 
 /* A small chained map keyed by two 64-bit words (slow paths only). */
-#define MCC_ENG_BUCKETS 256u
-struct mcc_eng_kv {
-	struct mcc_eng_kv *next;
-	uint64_t a, b;
-	uint64_t v;
-	void *p;
-};
-struct mcc_eng_map {
-	struct mcc_eng_kv *bucket[MCC_ENG_BUCKETS];
-};
-/* The link that holds (a, b), or the NULL link at the end of its chain. */
-MCC_HIDDEN struct mcc_eng_kv **mcc__eng_map_find(struct mcc_eng_map *m, uint64_t a, uint64_t b);
-/* Insert at *slot (from find); NULL on allocation failure. */
-MCC_HIDDEN struct mcc_eng_kv *mcc__eng_map_insert(struct mcc_eng_kv **slot, uint64_t a, uint64_t b);
-/* Unlink and free *slot. */
-MCC_HIDDEN void mcc__eng_map_erase(struct mcc_eng_kv **slot);
+#include "engine_map.h"
 
 /* What the engines sharing one policy instance share: the tick claim and
  * the room sequence. One per instance, reference counted under the SDK's
