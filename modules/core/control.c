@@ -14,6 +14,32 @@
  *   QUARANTINED --cooldown expired-->                          PROBING
  *   PROBING   --probe_successes clean probe completions-->     HEALTHY at min window (slow start)
  *   PROBING   --probe failure or hard error-->                 QUARANTINED (new cooldown)
+ *   SUSPECT   --no traffic for cooldown_ms-->                  HEALTHY or CONGESTED
+ *
+ * Faults (the counting that drives SUSPECT and QUARANTINED, mcc_ctl_hard_error):
+ *   - A route's hard errors count toward hard_error_threshold until
+ *     flap_window_ms passes without one. Neither clean epochs nor a new
+ *     endpoint generation clears them: a rail that fails once per flap (one
+ *     RETRY_EXC per endpoint, then a rebuilt endpoint that works until the
+ *     next flap), or a path whose reordered and duplicated packets end one
+ *     WR in many with RETRY_EXC_ERR (rxe), reaches the threshold like a path
+ *     that fails outright. (They used to decay after low_pressure_epochs
+ *     clean epochs, so such a rail cycled SUSPECT -> HEALTHY for good.)
+ *   - The threshold is 1 for a route that never delivered a success (a rail
+ *     dead at start is quarantined by its first transport timeout, not its
+ *     third) and for one quarantined within the last flap_window_ms (a
+ *     route back from quarantine is on probation: its next failure
+ *     quarantines it again, with the flap-damped, doubled cooldown).
+ *   - Hard errors of an endpoint generation older than the route's are
+ *     stale (late WCs of a replaced endpoint) and count for nothing.
+ *   - Idle routes: SUSPECT holds no evidence of its own once traffic stops,
+ *     so a SUSPECT route with no admission, no completion and nothing in
+ *     flight for cooldown_ms returns to where it came from (its hard errors
+ *     still count within the flap window). QUARANTINED ends with its
+ *     cooldown whatever the traffic. PROBING is probed on its next use: it
+ *     admits the probe then, so an idle PROBING route stays PROBING (there is
+ *     nothing to learn from no traffic) and the host's next slice on it is
+ *     the probe.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -179,14 +205,24 @@ void mcc_ctl_hard_error(struct mcc_core *core, struct mcc_dom *d, uint32_t n, ui
 	uint32_t st = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
 	if (!n || st == MCC_PATH_QUARANTINED)
 		return;
+	const uint64_t flap = (uint64_t)core->p.flap_window_ms * NS_PER_MS;
 	cs->hard_epoch += n;
+	cs->busy_ns = now;
 	if (st == MCC_PATH_PROBING) { /* the new generation failed too */
 		mcc_ctl_quarantine(core, d, now);
 		return;
 	}
+	/* "Faults" above: counted within the flap window, across generations */
+	if (cs->last_hard_ns && now >= cs->last_hard_ns && now - cs->last_hard_ns >= flap)
+		cs->hard_errors = 0;
+	cs->last_hard_ns = now;
 	cs->hard_errors += n;
 	cs->clean_streak = 0;
-	if (cs->hard_errors >= core->p.hard_threshold) {
+	uint32_t thr = core->p.hard_threshold;
+	if (!cs->delivered ||
+	    (cs->quarantined_once && now >= cs->last_q_ns && now - cs->last_q_ns < flap))
+		thr = 1; /* never delivered, or on probation after a quarantine */
+	if (cs->hard_errors >= thr) {
 		mcc_ctl_quarantine(core, d, now);
 	} else if (st != MCC_PATH_SUSPECT) {
 		cs->suspect_prev = st == MCC_PATH_CONGESTED ? MCC_PATH_CONGESTED : MCC_PATH_HEALTHY;
@@ -607,11 +643,20 @@ static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now, u
 	bool high = q > p->target_drain_us || rnr || grew;
 
 	uint32_t from = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
+	bool traffic = cs->ep_admits || cs->ep_compl || cs->ep_actual;
+	if (traffic)
+		cs->busy_ns = now;
+	if (cs->ep_compl)
+		cs->delivered = true; /* before this epoch's errors: it delivered */
 	if (hard)
 		mcc_ctl_hard_error(core, d, (uint32_t)hard, now);
 	bool clean = cs->ep_compl && !cs->hard_epoch && !rnr;
-	if (clean && ++cs->clean_streak >= p->low_epochs)
-		cs->hard_errors = 0; /* hard errors decay after clean epochs */
+	if (clean)
+		cs->clean_streak++;
+	/* hard errors decay after a flap window without one ("Faults") */
+	if (cs->hard_errors && now >= cs->last_hard_ns &&
+	    now - cs->last_hard_ns >= (uint64_t)p->flap_window_ms * NS_PER_MS)
+		cs->hard_errors = 0;
 	uint32_t st = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
 	switch (st) {
 	case MCC_PATH_QUARANTINED:
@@ -628,7 +673,10 @@ static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now, u
 			recover(core, d, now);
 		break;
 	default:
-		if (st == MCC_PATH_SUSPECT && clean && !hard) {
+		if (st == MCC_PATH_SUSPECT &&
+		    ((clean && !hard) ||
+		     (!traffic && !hard && now >= cs->busy_ns && now - cs->busy_ns >= (uint64_t)p->cooldown_ms * NS_PER_MS))) {
+			/* a clean epoch, or idle for a cooldown ("Faults") */
 			st = cs->suspect_prev;
 			mcc_ctl_set_state(core, d, st, now);
 		}

@@ -203,12 +203,15 @@ struct mcc_ctl {
 	uint64_t tmp_stale;  /* scan scratch: of which stale (old epoch) */
 	struct mcc_counters tmp; /* scan scratch: feedback totals */
 	uint32_t clean_streak; /* clean epochs since the last hard error */
-	uint32_t hard_errors; /* toward hard_error_threshold */
+	uint32_t hard_errors; /* toward the threshold, within flap_window (control.c "Faults") */
+	uint64_t last_hard_ns; /* host time of the last hard error; 0: none */
+	uint64_t busy_ns;      /* tick of the last traffic (admissions, completions, bytes held) */
 	uint32_t hard_epoch;  /* hard errors applied in the current epoch */
 	uint32_t probe_ok;    /* clean probe completions in this PROBING period */
 	uint32_t suspect_prev; /* HEALTHY or CONGESTED: where SUSPECT returns */
 	bool tel_seen;
 	bool quarantined_once;
+	bool delivered; /* a successful completion was ever counted */
 	bool busy; /* last epoch had >= MCC_CREDIT_MIN_ADMITS admissions */
 	bool route_limited; /* route: its bottleneck is beyond the local device */
 };

@@ -510,16 +510,21 @@ static void test_flap_damping_doubles_cooldown_capped(void)
 	th_free(f.h);
 }
 
-static void test_hard_errors_decay_after_clean_epochs(void)
+/* Hard errors leave SUSPECT after a clean epoch but count on for a flap
+ * window (tests/policy/test_faults.c has the rest of these rules). */
+static void test_hard_errors_decay_after_a_quiet_flap_window(void)
 {
 	struct fix f = fx(NULL);
 	timeout_wc(f.h, f.r, 1);
 	timeout_wc(f.h, f.r, 1);
 	th_tick(f.h);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).hard_errors, 2);
-	th_calm(f.h, f.r, 4); /* low_pressure_epochs clean epochs */
-	CU_ASSERT_EQUAL(th_rs(f.h, f.r).hard_errors, 0);
+	th_calm(f.h, f.r, 4); /* clean epochs: HEALTHY, the errors still count */
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).hard_errors, 2);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
+	th_advance_ms(f.h, 60000); /* flap_window_ms without a hard error */
+	th_calm(f.h, f.r, 1);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).hard_errors, 0);
 	timeout_wc(f.h, f.r, 1);
 	timeout_wc(f.h, f.r, 1);
 	th_tick(f.h);
@@ -990,7 +995,7 @@ MCC_CU_SUITE(t_init_aimd_tests, "policy_aimd", NULL, NULL,
              test_edge_probing_to_congested_after_probe_successes,
              test_edge_probing_to_quarantined_on_probe_failure,
              test_flap_damping_doubles_cooldown_capped,
-             test_hard_errors_decay_after_clean_epochs,
+             test_hard_errors_decay_after_a_quiet_flap_window,
              test_congestion_never_fails_over,
              test_device_domain_runs_its_own_aimd,
              test_lone_sender_at_line_rate_settles_near_base_plus_target,

@@ -156,6 +156,8 @@ static void test_observe_dump_writes_one_json_object_per_line(void)
 	mcc_device *d = th_dev(h, 3);
 	mcc_route *r = th_route(h, d, 77, 1, 0, 4);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
+	h->gen = 4;
+	th_calm(h, r, 1); /* it delivered: one hard error makes it SUSPECT */
 	CU_ASSERT_EQUAL(th_acq(h, r, 8192, 4, 1, 1, 0, &p), MCC_ADMIT);
 	th_wc(h, &p, IBV_WC_RETRY_EXC_ERR, 0x81); /* wc record */
 	th_tick(h);                               /* transition healthy -> suspect */

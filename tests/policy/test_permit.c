@@ -554,6 +554,7 @@ static void test_route_rebind_keeps_state_and_settles_on_admitting_device(void)
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
 	mcc_device *d0 = th_dev(h, 0), *d1 = th_dev(h, 1);
 	mcc_route *r = th_route(h, d0, 1, 1, 5, 1);
+	th_calm(h, r, 1); /* it delivered: its first hard error does not quarantine it */
 	th_async(h, IBV_EVENT_PATH_MIG_ERR, d0, r, 1, 0, 1);
 	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_SUSPECT);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT, q = MCC_PERMIT_INIT;
