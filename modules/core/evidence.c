@@ -288,9 +288,15 @@ static bool slice_bound(int cls, uint32_t observed)
 	return cls != MCC_EVC_CG || (observed & MCC_OBS_WC);
 }
 
-/* Does a success of `ok_attempt` (sequenced after the item) resolve it? */
+/* Does a success of `ok_attempt` (sequenced after the item) resolve it?
+ * LONG_UNAVAILABLE says the task has no usable path now: any later success
+ * of the task, whatever its attempt, shows it has one (its slices moved and
+ * complete elsewhere), so it resolves LONG_UNAVAILABLE evidence; a slice
+ * still without a path records it again at its next refusal. */
 static bool resolved_by(int cls, uint32_t observed, uint32_t attempt, uint32_t ok_attempt)
 {
+	if (cls == MCC_EVC_LU)
+		return true;
 	return slice_bound(cls, observed) ? attempt < ok_attempt : attempt <= ok_attempt;
 }
 

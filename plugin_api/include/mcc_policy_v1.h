@@ -701,13 +701,18 @@ struct mcc_policy_v1 {
 	 *    window deferral, congestion feedback, a soft-deadline route
 	 *    timeout) is resolved by any later success of the task whose
 	 *    attempt is not older: the task's traffic flows again;
-	 *  - every other item (an AVOID, a quarantine, a failed probe, an error
-	 *    completion, a refused or reclaimed post) belongs to one slice's
-	 *    attempt, and a success of the same attempt may be another slice's:
-	 *    only a later success with a newer attempt resolves it (the
-	 *    re-dispatched slice: a host raises `attempt` when it re-dispatches
-	 *    an AVOIDed or failed slice), or the recovery of the path it was
-	 *    observed on (LONG_UNAVAILABLE and CONGESTED items only);
+	 *  - LONG_UNAVAILABLE evidence (an AVOID, a quarantine, a failed probe,
+	 *    no usable path) says the task has no usable path now: any later
+	 *    success of the task, whatever its attempt, resolves it (a slice
+	 *    completed, so the task has a path: its slices moved), as does the
+	 *    recovery of the path it was observed on; a slice still without a
+	 *    path records it again at its next refusal;
+	 *  - every other item (an error completion, a refused or reclaimed
+	 *    post) belongs to one slice's attempt, and a success of the same
+	 *    attempt may be another slice's: only a later success with a newer
+	 *    attempt resolves it (the re-dispatched slice: a host raises
+	 *    `attempt` when it re-dispatches an AVOIDed or failed slice), or the
+	 *    recovery of the path it was observed on (CONGESTED items only);
 	 *  - late feedback of an older endpoint generation never overwrites
 	 *    newer evidence.
 	 * No record: a (batch, task) the module never recorded evidence for,

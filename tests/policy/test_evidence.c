@@ -206,15 +206,31 @@ static void test_query_new_successful_attempt_clears_old_evidence(void)
 	th_free(f.h);
 }
 
+/* A success of an older attempt, completing after newer evidence: an error
+ * completion of the newer attempt (slice-bound) stays unresolved; LONG_
+ * UNAVAILABLE does not, since a slice of the task completed after it (the
+ * task has a usable path: LONG_UNAVAILABLE means it has none now). */
 static void test_query_success_of_older_attempt_keeps_newer_evidence(void)
 {
 	struct fix f = fx(NULL);
 	struct mcc_permit_v1 old = MCC_PERMIT_INIT, p = MCC_PERMIT_INIT;
+	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 7, 1, 0, &old), MCC_ADMIT);
-	th_quarantine_route(f.h, f.r, 1);
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 7, 1, 2, &p), MCC_AVOID); /* attempt 2 */
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 7, 1, 2, &p), MCC_ADMIT); /* attempt 2 */
+	th_wc(f.h, &p, IBV_WC_RETRY_EXC_ERR, 0);
 	th_wc(f.h, &old, IBV_WC_SUCCESS, 0); /* attempt 0 completes late */
-	CU_ASSERT_EQUAL(th_query(f.h, 7, 1, 0, NULL), MCC_TASK_LONG_UNAVAILABLE);
+	CU_ASSERT_EQUAL(th_query(f.h, 7, 1, 0, &d), MCC_TASK_CONGESTED);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_ROUTE_TIMEOUT);
+	CU_ASSERT_EQUAL(d.resolved, 0);
+	/* LONG_UNAVAILABLE of attempt 2, then the late success of attempt 0 */
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 8, 1, 0, &old), MCC_ADMIT);
+	th_quarantine_route(f.h, f.r, 1);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 8, 1, 2, &p), MCC_AVOID);
+	CU_ASSERT_EQUAL(th_query(f.h, 8, 1, 0, NULL), MCC_TASK_LONG_UNAVAILABLE);
+	th_wc(f.h, &old, IBV_WC_SUCCESS, 0);
+	CU_ASSERT_EQUAL(th_query(f.h, 8, 1, 0, &d), MCC_TASK_NORMAL);
+	CU_ASSERT_EQUAL(d.reason, MCC_REASON_PATH_QUARANTINED);
+	CU_ASSERT_EQUAL(d.resolved, 1);
 	th_free(f.h);
 }
 
@@ -333,6 +349,7 @@ static void test_suspect_or_probing_alone_does_not_change_task_state(void)
 {
 	struct fix f = fx(NULL);
 	success(f.h, f.r, 11, 1, 0);
+	th_tick(f.h); /* the route delivered (its first hard error does not quarantine it) */
 	th_async(f.h, IBV_EVENT_QP_FATAL, f.d, f.r, 1, 5, 1); /* route SUSPECT */
 	CU_ASSERT_EQUAL(th_query(f.h, 11, 1, MCC_TASKQ_SEEN_SUCCESS, NULL), MCC_TASK_NORMAL);
 	success(f.h, f.r, 11, 2, 0); /* not blocked: no evidence for the task */
@@ -439,10 +456,12 @@ static void test_query_freed_or_unknown_task_reads_no_record(void)
 	th_free(f.h);
 }
 
-/* Issue 11: DEFER and AVOID of one slice, then a success of another slice
- * of the same attempt: the AVOID stays unresolved (LONG_UNAVAILABLE wins);
- * the re-dispatched slice (a newer attempt) resolves it. */
-static void test_query_avoid_resolved_only_by_the_slice_new_attempt(void)
+/* DEFER and AVOID of one slice, then a success of another slice of the same
+ * attempt: the task has a usable path, so the AVOID (LONG_UNAVAILABLE: no
+ * usable path now) is resolved by it, as the DEFER is. (Issue 11 had the
+ * AVOID wait for the slice's own newer attempt; a task whose other slices
+ * completed then read LONG_UNAVAILABLE while it progressed.) */
+static void test_query_avoid_resolved_by_any_later_success(void)
 {
 	struct mcc_config_v1 c = one_slice();
 	struct fix f = fx(&c);
@@ -452,17 +471,18 @@ static void test_query_avoid_resolved_only_by_the_slice_new_attempt(void)
 	defer(f.h, f.r, 40, 1, 0);                                       /* slice A */
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 40, 1, 0, &p), MCC_AVOID); /* slice A */
 	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
-	success(f.h, f.r, 40, 1, 0); /* slice B, same attempt */
 	struct mcc_task_detail_v1 d;
-	CU_ASSERT_EQUAL(th_query(f.h, 40, 1, MCC_TASKQ_SEEN_SUCCESS, &d),
-	                MCC_TASK_LONG_UNAVAILABLE);
+	CU_ASSERT_EQUAL(th_query(f.h, 40, 1, 0, &d), MCC_TASK_LONG_UNAVAILABLE);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_PATH_QUARANTINED);
 	CU_ASSERT_EQUAL(d.route_id, 2);
 	CU_ASSERT_EQUAL(d.resolved, 0);
-	/* slice A re-dispatched on r with a raised attempt completes */
-	success(f.h, f.r, 40, 1, 1);
+	success(f.h, f.r, 40, 1, 0); /* slice B, same attempt */
 	CU_ASSERT_EQUAL(th_query(f.h, 40, 1, 0, &d), MCC_TASK_NORMAL);
 	CU_ASSERT_EQUAL(d.resolved, 1);
+	/* a later AVOID of the slice is evidence again */
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 40, 1, 1, &p), MCC_AVOID);
+	CU_ASSERT_EQUAL(th_query(f.h, 40, 1, MCC_TASKQ_SEEN_SUCCESS, NULL),
+	                MCC_TASK_LONG_UNAVAILABLE);
 	th_free(f.h);
 }
 
@@ -521,7 +541,6 @@ static void test_query_failed_task_never_reads_normal(void)
 	/* unresolved long unavailability stays LONG_UNAVAILABLE */
 	th_quarantine_route(f.h, f.r, 1);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 42, 3, 0, &p), MCC_AVOID);
-	success(f.h, f.r2, 42, 3, 0);
 	CU_ASSERT_EQUAL(th_query(f.h, 42, 3, done, &d), MCC_TASK_LONG_UNAVAILABLE);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_PATH_QUARANTINED);
 	/* only successes, no evidence: NORMAL unless failed */
@@ -548,7 +567,7 @@ MCC_CU_SUITE(t_init_evidence_tests, "policy_evidence", NULL, NULL,
              test_evidence_defer_storm_is_recorded_once_per_epoch,
              test_evidence_raised_after_a_success_is_resolved_by_the_next,
              test_query_freed_or_unknown_task_reads_no_record,
-             test_query_avoid_resolved_only_by_the_slice_new_attempt,
+             test_query_avoid_resolved_by_any_later_success,
              test_query_error_completion_resolved_only_by_a_retry,
              test_query_failed_task_never_reads_normal)
 
