@@ -9,6 +9,7 @@
 #include "mcc_mooncake.hpp"
 
 #include <algorithm>
+#include <cstdarg>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -633,6 +634,283 @@ static void test_tent_roles(const char *moddir)
 	unlink(ini.c_str());
 }
 
+// A path of a Pool that has several (one local NIC, several peer NICs): the
+// poster's queue for one peer_nic_path, as TE's performPostSend holds it.
+struct Path {
+	mm::Pool &pool;
+	std::string peer;
+	std::unique_ptr<FakeEndpoint> ep;
+	std::vector<FakeSlice *> queue;
+	std::vector<FakeSlice *> inflight;
+	Path(mm::Pool &p, const char *peer_path, std::uint32_t qp0)
+	    : pool(p), peer(peer_path), ep(new FakeEndpoint(qp0))
+	{
+	}
+	mm::Route *route() { return pool.route(pool.lane(1), peer, ep.get(), ep->qp_list); }
+	static mm::SliceInfo info(FakeSlice *s)
+	{
+		return mm::SliceInfo{s, s->length, s->task->batch_id, s->task, s->retry_cnt};
+	}
+	// Site 9 then site 3: where the group goes, and what was posted.
+	mm::Reroute verdict() { return pool.reroute(pool.lane(1), peer, queue, info); }
+	std::size_t post_pass()
+	{
+		mm::Lane *l = pool.lane(1);
+		std::size_t k = pool.admit_prefix(l, route(), queue.begin(), queue.size(), info);
+		for (std::size_t i = 0; i < k; i++) {
+			queue[i]->ts = fake_ns.load();
+			inflight.push_back(queue[i]);
+		}
+		queue.erase(queue.begin(), queue.begin() + (std::ptrdiff_t)k);
+		pool.end_post_pass(l);
+		return k;
+	}
+	std::size_t poll_pass(int status, std::size_t max = ~(std::size_t)0)
+	{
+		mm::Lane *l = pool.lane(0);
+		std::size_t n = std::min(max, inflight.size());
+		for (std::size_t i = 0; i < n; i++)
+			CHECK(pool.complete_wc(l, fake_wc(inflight[i], status, ep->qps[0].qp_num),
+			                       inflight[i]->ts) == 1);
+		inflight.erase(inflight.begin(), inflight.begin() + (std::ptrdiff_t)n);
+		pool.end_poll_pass(l, (std::uint32_t)n);
+		return n;
+	}
+	void add(std::size_t n, FakeTask *t)
+	{
+		for (std::size_t i = 0; i < n; i++) {
+			slices.emplace_back(new FakeSlice{65536, 0, t, 0});
+			queue.push_back(slices.back().get());
+		}
+	}
+	// Healthy traffic: everything posted completes within the ms.
+	void deliver(std::size_t n, FakeTask *t)
+	{
+		add(n, t);
+		for (int i = 0; i < 50 && (!queue.empty() || !inflight.empty()); i++) {
+			post_pass();
+			advance_us(100);
+			poll_pass(WC_SUCCESS);
+			advance_us(900);
+		}
+		CHECK(queue.empty() && inflight.empty());
+	}
+	// The path fails: a WR of each of three endpoints ends with RETRY_EXC
+	// (TE deletes the endpoint at each and builds a new one).
+	void fail()
+	{
+		for (int g = 0; g < 3 && state() != MCC_PATH_QUARANTINED; g++) {
+			add(1, &tasks[1]);
+			CHECK(post_pass() == 1);
+			poll_pass(WC_RETRY_EXC_ERR);
+			pool.endpoint_retired(ep->qp_list);
+			ep.reset(new FakeEndpoint(ep->qps[0].qp_num + 10));
+			advance_us(1000);
+			pool.end_poll_pass(pool.lane(0), 0); // a tick
+		}
+		CHECK(state() == MCC_PATH_QUARANTINED);
+	}
+	std::uint32_t state()
+	{
+		mcc_domain_stats_v1 st;
+		std::memset(&st, 0, sizeof(st));
+		st.struct_size = sizeof(st);
+		CHECK(pool.route_stats(route(), &st) == 0);
+		return st.state;
+	}
+	// TE moves the group (redispatch or hand-off): the retry count stays.
+	void move_to(Path &o)
+	{
+		for (FakeSlice *s : queue) {
+			CHECK(s->retry_cnt == 0);
+			o.queue.push_back(s);
+		}
+		queue.clear();
+	}
+};
+
+// Site 9 and site 10: an AVOIDed group goes to another peer NIC from the
+// same device, then to another local NIC, then nowhere (NO_USABLE_PATH, the
+// task reads LONG_UNAVAILABLE); a group DEFERred near the floor (a held,
+// gray-loss path) moves too; a full window stays. TE's selection passes
+// over a marked path only while the device has another. Operators list
+// routes and devices with state, window, in-flight, cuts and quarantines.
+static void test_reroute(const char *moddir)
+{
+	std::string ini = use_ini(moddir, "[policy]\nmode = enforce\n");
+	{
+		mm::Pool A(Rail::desc("mlx5_0", 0)), B(Rail::desc("mlx5_1", 1));
+		CHECK(A.enabled() && B.enabled());
+		Path a0(A, "10.0.0.2:12001@mlx5_0", 700), a1(A, "10.0.0.2:12001@mlx5_1", 720);
+		Path b0(B, "10.0.0.2:12001@mlx5_0", 740);
+		CHECK(mm::batch_begin(tasks[0].batch_id) == 0);
+		a0.deliver(4, &tasks[0]);
+		a1.deliver(4, &tasks[0]);
+		b0.deliver(4, &tasks[0]);
+		CHECK(a0.verdict() == mm::Reroute::kStay); // nothing marked
+		CHECK(!A.avoided(a0.peer));
+
+		// 1. Peer NIC 0 fails: a0 is AVOIDed; another peer NIC from A.
+		a0.fail();
+		a0.add(8, &tasks[0]);
+		CHECK(a0.post_pass() == 0);
+		CHECK(a0.verdict() == mm::Reroute::kPeer);
+		CHECK(A.avoided(a0.peer) && !A.avoided(a1.peer));
+		a0.move_to(a1);
+		for (int i = 0; i < 20 && !a1.queue.empty(); i++) {
+			a1.post_pass();
+			advance_us(1000);
+			a1.poll_pass(WC_SUCCESS);
+		}
+		CHECK(a1.queue.empty());
+		// 2. a1 fails too: local NIC 0 is the fault; B's path is used.
+		a1.fail();
+		a0.add(8, &tasks[0]);
+		CHECK(a0.post_pass() == 0);
+		a1.add(1, &tasks[0]);
+		CHECK(a1.post_pass() == 0);
+		CHECK(a0.verdict() == mm::Reroute::kLocal);
+		CHECK(!A.avoided(a0.peer)); // no unmarked sibling: TE keeps its last path
+		a0.move_to(b0);
+		a1.move_to(b0);
+		for (int i = 0; i < 20 && !b0.queue.empty(); i++) {
+			b0.post_pass();
+			advance_us(1000);
+			b0.poll_pass(WC_SUCCESS);
+		}
+		CHECK(b0.queue.empty());
+		// 3. Nowhere: b0 fails as well. The slices wait, their task reads
+		// LONG_UNAVAILABLE (reported once per mark).
+		b0.fail();
+		b0.add(1, &tasks[2]);
+		CHECK(b0.post_pass() == 0);
+		a0.add(4, &tasks[2]);
+		CHECK(mm::batch_begin(tasks[2].batch_id) == 0);
+		CHECK(a0.post_pass() == 0);
+		CHECK(a0.verdict() == mm::Reroute::kNoUsablePath);
+		CHECK(a0.verdict() == mm::Reroute::kNoUsablePath);
+		mm::Stats s = A.stats();
+		CHECK(s.reroute_peer == 1 && s.reroute_local == 1 && s.no_usable_path == 2);
+		CHECK(s.avoided_hits >= 1);
+		mcc_task_detail_v1 det;
+		std::memset(&det, 0, sizeof(det));
+		det.struct_size = sizeof(det);
+		CHECK(mm::task_state(tasks[2].batch_id, &tasks[2], 0, &det) ==
+		      MCC_TASK_LONG_UNAVAILABLE);
+		CHECK(det.reason == MCC_REASON_NO_USABLE_PATH || det.reason == MCC_REASON_PATH_QUARANTINED);
+		// Operators: the device and both routes, quarantined and marked.
+		std::vector<mm::PathView> v;
+		CHECK(A.list(v) == 3);
+		CHECK(v.size() == 3 && v[0].device && v[0].path.empty());
+		for (std::size_t i = 1; i < v.size(); i++) {
+			CHECK(v[i].st.state == MCC_PATH_QUARANTINED);
+			CHECK(v[i].st.quarantines >= 1);
+			CHECK(v[i].mark == 1 && v[i].mark_left_ms > 0);
+			CHECK(v[i].st.window_bytes > 0);
+		}
+		std::string line = A.summary();
+		std::printf("%s\n", line.c_str());
+		CHECK(line.find("mlx5_0") != std::string::npos);
+		CHECK(line.find("quarantined 2") != std::string::npos);
+		CHECK(line.find("no_usable_path 2") != std::string::npos);
+		// 4. The cooldowns end: the marks lapse, the group stays to probe.
+		advance_us(1100000);
+		a0.poll_pass(WC_SUCCESS, 0);
+		CHECK(a0.verdict() == mm::Reroute::kStay);
+		CHECK(!A.avoided(a0.peer));
+		a0.queue.clear();
+		a1.queue.clear();
+		b0.queue.clear();
+		CHECK(mm::batch_free(tasks[0].batch_id) == 0);
+		CHECK(mm::batch_free(tasks[2].batch_id) == 0);
+		mm::Pool off(mm::PoolDesc{});
+		CHECK(off.list(v) == -ENODEV && v.empty());
+		CHECK(off.reroute(nullptr, "x", 1) == mm::Reroute::kStay && !off.avoided("x", 1));
+		CHECK(std::strcmp(mm::reroute_name(mm::Reroute::kLocal), "local") == 0);
+	}
+	unlink(ini.c_str());
+}
+
+// A path held near its minimum window (its completions trickle in: gray
+// loss) DEFERs with little in flight: that group moves to another peer NIC;
+// a path DEFERred at a large window (merely full) keeps its group.
+static void test_reroute_held(const char *moddir)
+{
+	std::string ini = use_ini(moddir, "[policy]\nmode = enforce\n");
+	{
+		mm::Pool A(Rail::desc("mlx5_0", 0));
+		Path a0(A, "10.0.0.5:12001@mlx5_0", 800), a1(A, "10.0.0.5:12001@mlx5_1", 820);
+		CHECK(mm::batch_begin(tasks[0].batch_id) == 0);
+		a1.deliver(4, &tasks[0]);
+		// full, not held: a large window DEFERs and the group stays
+		a0.add(400, &tasks[0]);
+		CHECK(a0.post_pass() > 0);
+		CHECK(a0.post_pass() == 0);
+		CHECK(a0.verdict() == mm::Reroute::kStay);
+		// held: one completion per 5 ms cuts the window to its floor
+		std::uint32_t st = MCC_PATH_HEALTHY;
+		mm::Reroute r = mm::Reroute::kStay;
+		for (int ms = 0; ms < 600 && r == mm::Reroute::kStay; ms++) {
+			a0.post_pass();
+			a0.poll_pass(WC_SUCCESS, ms % 5 == 4 ? 1 : 0);
+			advance_us(1000);
+			r = a0.verdict();
+			st = a0.state();
+		}
+		std::printf("held: verdict %s, route state %u\n", mm::reroute_name(r), st);
+		CHECK(r == mm::Reroute::kPeer);
+		CHECK(A.avoided(a0.peer));
+		a0.queue.clear();
+		while (!a0.inflight.empty()) {
+			a0.poll_pass(WC_SUCCESS);
+			advance_us(1000);
+		}
+		advance_us(10000); // the mark lapses
+		a0.poll_pass(WC_SUCCESS, 0);
+		CHECK(!A.avoided(a0.peer));
+		CHECK(mm::batch_free(tasks[0].batch_id) == 0);
+	}
+	unlink(ini.c_str());
+}
+
+// The periodic summary line (Options::summary_ms) through the log callback.
+static std::atomic<int> summary_lines{0};
+static void count_log(void *, int level, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char buf[1024];
+	std::vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (level == MCC_LOG_INFO && std::strstr(buf, "mcc: mlx5_7: device "))
+		summary_lines++;
+}
+
+static void test_summary_log(const char *moddir)
+{
+	std::string ini = write_ini("[policy]\nmode = enforce\n");
+	mm::Options o;
+	o.ini_path = ini.c_str();
+	o.module_dir = moddir;
+	o.ignore_env = true;
+	o.tick = MCC_ENGINE_TICK_POLL;
+	o.now_ns = fake_clock;
+	o.log = count_log;
+	o.summary_ms = 10;
+	CHECK(mm::configure(o) == 0);
+	{
+		mm::Pool A(Rail::desc("mlx5_7", 0));
+		Path p(A, "10.0.0.6:12001@mlx5_0", 900);
+		CHECK(mm::batch_begin(tasks[0].batch_id) == 0);
+		for (int i = 0; i < 10; i++)
+			p.deliver(4, &tasks[0]); // 10 x 4+ ms
+		std::printf("summary lines: %d\n", summary_lines.load());
+		CHECK(summary_lines.load() >= 2 && summary_lines.load() <= 6);
+		CHECK(mm::batch_free(tasks[0].batch_id) == 0);
+	}
+	unlink(ini.c_str());
+}
+
 int main()
 {
 	const char *moddir = std::getenv("MCC_TEST_MODULE_DIR");
@@ -644,6 +922,9 @@ int main()
 	test_threads(moddir);
 	test_tent_roles(moddir);
 	test_slow_path(moddir);
+	test_reroute(moddir);
+	test_reroute_held(moddir);
+	test_summary_log(moddir);
 	test_off(moddir);
 	test_inert(moddir);
 	return check_cxx_result("test_mooncake");

@@ -6,6 +6,9 @@
 #include "mcc_mooncake.hpp"
 
 #include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <new>
@@ -25,12 +28,14 @@ std::uint64_t realtime_ns(void *)
 	return (std::uint64_t)ts.tv_sec * 1000000000ull + (std::uint64_t)ts.tv_nsec;
 }
 
-/* The process's SDK engine, shared by every Pool. */
+/* The process's SDK engine, shared by every Pool. Lock order: mu, then a
+ * Pool's mu_ (local_alternative); never the other way. */
 struct Shared {
 	std::mutex mu;
 	unsigned refs = 0;
 	mcc_engine *e = nullptr;
 	Options opts;
+	std::vector<const Pool *> pools; /* enabled Pools (reroute's local alternatives) */
 };
 
 Shared &shared()
@@ -95,6 +100,52 @@ void bump(std::atomic<std::uint64_t> &c, std::uint64_t n = 1)
 	c.store(c.load(RLX) + n, RLX); /* one writer: the lane's thread */
 }
 
+/* A log line through Options::log, else stderr. */
+void log_line(int level, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	std::vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	Options o;
+	{
+		std::lock_guard<std::mutex> g(shared().mu);
+		o = shared().opts;
+	}
+	if (o.log)
+		o.log(o.log_arg, level, "%s", buf);
+	else
+		std::fprintf(stderr, "%s\n", buf);
+}
+
+/* The peer server of a peer_nic_path "<server>@<nic>" (TE's MakeNicPath). */
+std::string server_of(const std::string &k)
+{
+	std::size_t at = k.rfind('@');
+	return at == std::string::npos ? k : k.substr(0, at);
+}
+
+const char *state_name(std::uint32_t st)
+{
+	static const char *const n[] = { "HEALTHY", "CONGESTED", "SUSPECT", "QUARANTINED",
+		                         "PROBING" };
+	return st < 5 ? n[st] : "?";
+}
+
+/* Bytes as K/M/G for log lines. */
+std::string human(std::uint64_t b)
+{
+	char buf[32];
+	if (b >= (1ull << 20))
+		std::snprintf(buf, sizeof(buf), "%.1fM", (double)b / (1 << 20));
+	else if (b >= 1024)
+		std::snprintf(buf, sizeof(buf), "%.0fK", (double)b / 1024);
+	else
+		std::snprintf(buf, sizeof(buf), "%llu", (unsigned long long)b);
+	return buf;
+}
+
 } /* namespace */
 
 /* A lane's cached route. */
@@ -142,13 +193,38 @@ struct Lane {
 	std::uint64_t pass_sdk_ns = 0, pass_clock_ns = 0;
 	std::atomic<std::uint64_t> admitted{0}, refused_calls{0}, memo_skips{0}, parks{0},
 	    passthrough{0}, completions{0}, no_permit{0}, released{0}, renewals{0},
-	    route_errors{0};
+	    route_errors{0}, reroute_peer{0}, reroute_local{0}, no_usable_path{0};
 };
 
 struct Pool::Slot {
 	std::atomic<std::uintptr_t> key{0}; /* 0 free, slice|1 being filled, slice */
 	mcc_permit_v1 permit = MCC_PERMIT_INIT;
 };
+
+/* A peer path this Pool has seen, and its reroute mark (mu_). */
+struct Pool::Mark {
+	std::string key;         /* peer_nic_path */
+	std::string server;      /* server_of(key) */
+	int kind = 0;            /* 0 none, 1 avoided, 2 held */
+	std::uint64_t until = 0; /* SDK time the mark lapses */
+	std::uint64_t backoff = 0; /* AVOID without a cooldown: doubles per AVOID */
+	bool signalled = false;  /* NO_USABLE_PATH reported under this mark */
+};
+
+const char *reroute_name(Reroute v) noexcept
+{
+	switch (v) {
+	case Reroute::kStay:
+		return "stay";
+	case Reroute::kPeer:
+		return "peer";
+	case Reroute::kLocal:
+		return "local";
+	case Reroute::kNoUsablePath:
+		return "no_usable_path";
+	}
+	return "?";
+}
 
 namespace {
 struct Binding {
@@ -189,6 +265,22 @@ Pool::Pool(const PoolDesc &d) noexcept
 		return; /* err_ says why when it was not asked for */
 	park_ = d.park;
 	port_ = d.port_num;
+	{
+		const mcc_config *cfg = mcc_instance_config(mcc_engine_instance(e_));
+		min_window_ = cfg ? cfg->policy.min_window_bytes : 0;
+		max_window_ = cfg ? cfg->policy.max_window_bytes : 0;
+		std::lock_guard<std::mutex> g(shared().mu);
+		std::uint64_t ms = shared().opts.summary_ms;
+		const char *env = shared().opts.ignore_env ? nullptr
+		                                           : std::getenv("MC_ADAPTIVE_CC_SUMMARY_MS");
+		if (env && *env) {
+			char *end = nullptr;
+			unsigned long long v = std::strtoull(env, &end, 10);
+			if (end && !*end && v <= 86400000ull)
+				ms = v;
+		}
+		summary_ns_ = ms * 1000000ull;
+	}
 	try {
 		dev_name_ = d.device_name;
 		std::size_t cap = 1;
@@ -229,10 +321,25 @@ Pool::Pool(const PoolDesc &d) noexcept
 	}
 	enabled_ = true;
 	err_ = 0;
+	try {
+		std::lock_guard<std::mutex> g(shared().mu);
+		shared().pools.push_back(this);
+	} catch (...) {
+		/* not a reroute target for other Pools: no harm */
+	}
 }
 
 Pool::~Pool()
 {
+	if (enabled_) {
+		std::lock_guard<std::mutex> g(shared().mu);
+		auto &v = shared().pools;
+		for (std::size_t i = 0; i < v.size(); i++)
+			if (v[i] == this) {
+				v.erase(v.begin() + (std::ptrdiff_t)i);
+				break;
+			}
+	}
 	if (enabled_)
 		reclaim();
 	for (auto &l : lanes_) {
@@ -333,6 +440,15 @@ Route *Pool::route(Lane *l, const char *key, std::size_t klen, std::uint64_t inc
 		if (rc == MCC_ENGINE_ROUTE_NEW) {
 			std::lock_guard<std::mutex> g(mu_);
 			keys_.push_back(fk);
+			bool seen = false;
+			for (auto &m : marks_)
+				seen = seen || m->key == peer;
+			if (!seen) {
+				std::unique_ptr<Mark> m(new Mark());
+				m->key = peer;
+				m->server = server_of(peer);
+				marks_.push_back(std::move(m));
+			}
 		} else if (rc == MCC_ENGINE_ROUTE_RENEWED) {
 			bump(l->renewals);
 		}
@@ -507,15 +623,211 @@ int Pool::admit(Lane *l, Route *rt, const SliceInfo &si) noexcept
 	bump(l->refused_calls);
 	l->pass_refused++;
 	remember_refusal(l, rt, si.bytes, true);
-	if (d == MCC_AVOID) { /* quarantined: nothing to ask before the cooldown ends */
-		mcc_domain_stats_v1 st;
-		std::memset(&st, 0, sizeof(st));
-		st.struct_size = sizeof(st);
-		if (ops_->domain_stats(ctx_, MCC_DOMAIN_ROUTE, mcc_engine_route_cc(r), &st) == 0 &&
-		    st.cooldown_ms)
-			rt->quiet_until = mcc_engine_now(e_) + st.cooldown_ms * 1000000ull;
-	}
+	mark_refusal(rt, d);
 	return MCC_DEFER;
+}
+
+/* A refusal the policy answered (slow path: at most one per refused route
+ * and lane until room may be back): the route's quiet time (AVOID with a
+ * cooldown) and the path's reroute mark. */
+void Pool::mark_refusal(Route *rt, int d) noexcept
+{
+	const std::uint64_t now = mcc_engine_now(e_), epoch = mcc_engine_retry_after_ns(e_);
+	mcc_domain_stats_v1 st, ds;
+	std::memset(&st, 0, sizeof(st));
+	st.struct_size = sizeof(st);
+	ds = st;
+	bool rok = ops_->domain_stats(ctx_, MCC_DOMAIN_ROUTE, mcc_engine_route_cc(rt->r), &st) == 0;
+	bool dok = ops_->domain_stats(ctx_, MCC_DOMAIN_DEVICE, dev_, &ds) == 0;
+	if (d == MCC_AVOID && rok && st.cooldown_ms)
+		rt->quiet_until = now + st.cooldown_ms * 1000000ull; /* nothing to ask before */
+	/* held near the floor: its completions read as queueing (gray loss, a
+	 * sick NIC), or it is SUSPECT; not merely full at a large window */
+	/* (a policy whose windows never leave the floor holds nothing there) */
+	const std::uint64_t floor = 2 * min_window_ < max_window_ ? 2 * min_window_ : 0;
+	bool dev_held = dok && (ds.state >= MCC_PATH_QUARANTINED ||
+	                        (d == MCC_DEFER && ds.window_bytes <= floor));
+	bool held = d == MCC_DEFER && ((rok && (st.state == MCC_PATH_SUSPECT ||
+	                                         st.window_bytes <= floor)) ||
+	                               dev_held);
+	if (dev_held)
+		dev_held_until_.store(now + kGrowthEpochs * epoch, RLX);
+	if (d != MCC_AVOID && !held)
+		return;
+	try {
+		std::lock_guard<std::mutex> g(mu_);
+		Mark *m = nullptr;
+		for (auto &x : marks_)
+			if (x->key == rt->key)
+				m = x.get();
+		if (!m) {
+			marks_.emplace_back(new Mark());
+			m = marks_.back().get();
+			m->key = rt->key;
+			m->server = server_of(rt->key);
+		}
+		std::uint64_t until;
+		if (d == MCC_AVOID && rt->quiet_until > now) {
+			until = rt->quiet_until;
+			m->backoff = 0;
+		} else if (d == MCC_AVOID) { /* PROBING over its budget: a short backoff */
+			bool again = m->kind == 1 && m->until + 2 * (m->backoff ? m->backoff : epoch) > now;
+			m->backoff = !again || !m->backoff ? epoch
+			             : 2 * m->backoff > 64 * epoch ? 64 * epoch : 2 * m->backoff;
+			until = now + m->backoff;
+		} else {
+			until = now + kGrowthEpochs * epoch;
+		}
+		if (m->until <= now || m->kind != (d == MCC_AVOID ? 1 : 2))
+			m->signalled = false; /* a new mark: report again */
+		m->kind = d == MCC_AVOID ? 1 : 2;
+		m->until = until;
+		marked_.store(1, RLX);
+	} catch (...) {
+	}
+}
+
+/* Is the mark of `key` set at `now` (mu_ held)? */
+int Pool::mark_of(const std::string &key, std::uint64_t now, bool *dev_bad) const noexcept
+{
+	if (dev_bad)
+		*dev_bad = dev_held_until_.load(RLX) > now;
+	for (auto &m : marks_)
+		if (m->key == key)
+			return m->until > now ? m->kind : 0;
+	return 0;
+}
+
+/* The device cannot take moved traffic: held near its floor, quarantined
+ * or probing. */
+bool Pool::device_bad(std::uint64_t now) const noexcept
+{
+	if (dev_held_until_.load(RLX) > now)
+		return true;
+	mcc_domain_stats_v1 ds;
+	std::memset(&ds, 0, sizeof(ds));
+	ds.struct_size = sizeof(ds);
+	return ops_->domain_stats(ctx_, MCC_DOMAIN_DEVICE, dev_, &ds) == 0 &&
+	       ds.state >= MCC_PATH_QUARANTINED;
+}
+
+/* Another enabled Pool (another local NIC) whose device can take traffic
+ * and whose path to `key` is not marked (or not yet used). */
+bool Pool::local_alternative(const std::string &key) const noexcept
+{
+	std::lock_guard<std::mutex> g(shared().mu);
+	for (const Pool *q : shared().pools) {
+		if (q == this || !q->enabled_)
+			continue;
+		std::uint64_t now = mcc_engine_now(q->e_);
+		if (q->device_bad(now))
+			continue;
+		std::lock_guard<std::mutex> gq(q->mu_);
+		if (!q->mark_of(key, now, nullptr))
+			return true;
+	}
+	return false;
+}
+
+Reroute Pool::reroute(Lane *l, const char *key, std::size_t klen, const SliceInfo *slices,
+                      std::size_t nslices) noexcept
+{
+	if (!l || !key || !klen || !marked_.load(RLX))
+		return Reroute::kStay;
+	const std::uint64_t now = mcc_engine_now(e_);
+	try {
+		std::string k(key, klen);
+		int kind;
+		bool dev_bad, peer = false;
+		{
+			std::lock_guard<std::mutex> g(mu_);
+			kind = mark_of(k, now, &dev_bad);
+			bool any = dev_bad;
+			for (auto &m : marks_)
+				any = any || m->until > now;
+			if (!any)
+				marked_.store(0, RLX); /* every mark lapsed */
+			if (!kind)
+				return Reroute::kStay;
+			/* another peer NIC from this device, not marked, seen here */
+			std::string srv = server_of(k);
+			for (auto &m : marks_)
+				peer = peer || (!dev_bad && m->key != k && m->server == srv && m->until <= now);
+		}
+		if (peer) {
+			bump(l->reroute_peer);
+			return Reroute::kPeer;
+		}
+		if (local_alternative(k)) {
+			bump(l->reroute_local);
+			return Reroute::kLocal;
+		}
+		if (kind != 1)
+			return Reroute::kStay; /* held, nowhere better: wait here */
+		bump(l->no_usable_path);
+		no_usable_path(l, k, slices, nslices);
+		return Reroute::kNoUsablePath;
+	} catch (...) {
+		return Reroute::kStay;
+	}
+}
+
+/* MCC_SIG_NO_USABLE_PATH for the tasks of `s` on `key`, once per mark. */
+void Pool::no_usable_path(Lane *l, const std::string &key, const SliceInfo *s,
+                          std::size_t n) noexcept
+{
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		Mark *m = nullptr;
+		for (auto &x : marks_)
+			if (x->key == key)
+				m = x.get();
+		if (!m || m->signalled)
+			return;
+		m->signalled = true;
+	}
+	if (!(mcc_instance_signal_mask(mcc_engine_instance(e_)) &
+	      (1ull << MCC_SIG_NO_USABLE_PATH)))
+		return;
+	auto it = l->routes.find(fnv1a(key.data(), key.size()));
+	Route *rt = it != l->routes.end() ? it->second.get() : nullptr;
+	mcc_signal_v1 sig;
+	std::memset(&sig, 0, sizeof(sig));
+	sig.struct_size = sizeof(sig);
+	sig.kind = MCC_SIG_NO_USABLE_PATH;
+	sig.device = dev_;
+	sig.route = rt && rt->r ? mcc_engine_route_cc(rt->r) : nullptr;
+	sig.generation = rt && rt->r ? mcc_engine_route_generation(rt->r) : 0;
+	sig.now_ns = mcc_engine_now(e_);
+	for (std::size_t i = 0; i < (n ? n : 1); i++) {
+		if (n) {
+			sig.task.batch_id = s[i].batch_id;
+			sig.task.task_id = (std::uint64_t)(std::uintptr_t)s[i].task;
+			sig.task.attempt = s[i].attempt;
+		}
+		ops_->on_signal(ctx_, &sig);
+	}
+}
+
+bool Pool::avoided(const char *key, std::size_t klen) const noexcept
+{
+	if (!enabled_ || !key || !klen || !marked_.load(RLX))
+		return false;
+	const std::uint64_t now = mcc_engine_now(e_);
+	try {
+		std::string k(key, klen);
+		std::lock_guard<std::mutex> g(mu_);
+		if (!mark_of(k, now, nullptr))
+			return false;
+		std::string srv = server_of(k);
+		for (auto &m : marks_)
+			if (m->key != k && m->server == srv && m->until <= now) {
+				avoided_hits_.fetch_add(1, RLX);
+				return true; /* another path to the peer is not marked */
+			}
+	} catch (...) {
+	}
+	return false;
 }
 
 void Pool::unposted(Lane *l, const void *slice, std::uint32_t reason) noexcept
@@ -595,9 +907,24 @@ void Pool::end_poll_pass(Lane *l, std::uint32_t ncqe) noexcept
 	ops_->poller_progress(l->cc, dev_, ncqe);
 	if (l->settled)
 		mcc_engine_room_notify(e_);
-	mcc_engine_tick_if_due(e_, l->clock_valid ? l->pass_sdk_ns : mcc_engine_now(e_));
+	std::uint64_t now = l->clock_valid ? l->pass_sdk_ns : mcc_engine_now(e_);
+	mcc_engine_tick_if_due(e_, now);
 	l->settled = false;
 	l->clock_valid = false;
+	if (summary_ns_) {
+		std::uint64_t due = next_summary_.load(RLX);
+		if (now >= due && next_summary_.compare_exchange_strong(due, now + summary_ns_, RLX))
+			log_summary(now);
+	}
+}
+
+void Pool::log_summary(std::uint64_t now) noexcept
+{
+	if (!next_summary_.load(RLX) || now < summary_ns_)
+		return; /* the first pass only arms it */
+	std::string line = summary();
+	if (!line.empty())
+		log_line(MCC_LOG_INFO, "%s", line.c_str());
 }
 
 std::uint32_t Pool::element_of(int t) noexcept
@@ -701,9 +1028,98 @@ Stats Pool::stats() const noexcept
 		t.released += l.released.load(RLX);
 		t.renewals += l.renewals.load(RLX);
 		t.route_errors += l.route_errors.load(RLX);
+		t.reroute_peer += l.reroute_peer.load(RLX);
+		t.reroute_local += l.reroute_local.load(RLX);
+		t.no_usable_path += l.no_usable_path.load(RLX);
 	}
 	t.reclaimed = reclaimed_.load(RLX);
+	t.avoided_hits = avoided_hits_.load(RLX);
 	return t;
+}
+
+int Pool::list(std::vector<PathView> &out) const noexcept
+{
+	out.clear();
+	if (!enabled_)
+		return -ENODEV;
+	try {
+		const std::uint64_t now = mcc_engine_now(e_);
+		PathView dv;
+		std::memset(&dv.st, 0, sizeof(dv.st));
+		dv.st.struct_size = sizeof(dv.st);
+		dv.device = true;
+		ops_->domain_stats(ctx_, MCC_DOMAIN_DEVICE, dev_, &dv.st);
+		std::uint64_t held = dev_held_until_.load(RLX);
+		if (held > now) {
+			dv.mark = 2;
+			dv.mark_left_ms = (held - now + 999999) / 1000000;
+		}
+		out.push_back(dv);
+		std::vector<std::pair<std::string, std::pair<int, std::uint64_t>>> paths;
+		{
+			std::lock_guard<std::mutex> g(mu_);
+			for (auto &m : marks_)
+				paths.push_back({ m->key, { m->until > now ? m->kind : 0,
+				                            m->until > now ? m->until - now : 0 } });
+		}
+		for (auto &p : paths) {
+			PathView v;
+			std::memset(&v.st, 0, sizeof(v.st));
+			v.st.struct_size = sizeof(v.st);
+			v.path = p.first;
+			v.mark = p.second.first;
+			v.mark_left_ms = (p.second.second + 999999) / 1000000;
+			std::string fk = full_key(p.first.data(), p.first.size());
+			mcc_engine_route *r = nullptr;
+			if (mcc_engine_route_lookup(e_, fk.data(), fk.size(), &r) == 0 && r) {
+				ops_->domain_stats(ctx_, MCC_DOMAIN_ROUTE, mcc_engine_route_cc(r), &v.st);
+				mcc_engine_route_put(r);
+			} else {
+				continue; /* closed */
+			}
+			out.push_back(v);
+		}
+		return (int)out.size();
+	} catch (...) {
+		out.clear();
+		return -ENOMEM;
+	}
+}
+
+std::string Pool::summary() const noexcept
+{
+	try {
+		std::vector<PathView> v;
+		if (list(v) <= 0)
+			return std::string();
+		const mcc_domain_stats_v1 &d = v[0].st;
+		unsigned per[5] = { 0, 0, 0, 0, 0 };
+		std::uint64_t cuts = 0, quar = 0, marked = 0;
+		for (std::size_t i = 1; i < v.size(); i++) {
+			if (v[i].st.state < 5)
+				per[v[i].st.state]++;
+			cuts += v[i].st.window_cuts;
+			quar += v[i].st.quarantines;
+			marked += v[i].mark != 0;
+		}
+		Stats s = stats();
+		char buf[512];
+		std::snprintf(buf, sizeof(buf),
+		              "mcc: %s: device %s window %s inflight %s cuts %llu quarantines %llu; "
+		              "routes %u (healthy %u congested %u suspect %u quarantined %u probing %u, "
+		              "route cuts %llu quarantines %llu, marked %llu); admitted %llu refused %llu "
+		              "reroutes peer %llu local %llu no_usable_path %llu",
+		              dev_name_.c_str(), state_name(d.state), human(d.window_bytes).c_str(),
+		              human(d.inflight_bytes).c_str(), (unsigned long long)d.window_cuts,
+		              (unsigned long long)d.quarantines, (unsigned)(v.size() - 1), per[0], per[1],
+		              per[2], per[3], per[4], (unsigned long long)cuts, (unsigned long long)quar,
+		              (unsigned long long)marked, (unsigned long long)s.admitted,
+		              (unsigned long long)s.refused_calls, (unsigned long long)s.reroute_peer,
+		              (unsigned long long)s.reroute_local, (unsigned long long)s.no_usable_path);
+		return buf;
+	} catch (...) {
+		return std::string();
+	}
 }
 
 int Pool::route_stats(const Route *r, mcc_domain_stats_v1 *out) const noexcept

@@ -14,6 +14,8 @@
  *   the context's accessor                 or_inert(pool)    (never NULL)
  *   worker thread start                    pool.bind_thread(tid)
  *   post site, per QP chunk                route(), admit_prefix()
+ *   post pass, per peer_nic_path group     reroute()         (AVOID / held: move)
+ *   isRailAvailable                        avoided()         (selection skips it)
  *   ibv_post_send bad_wr                   unposted()
  *   end of a post pass                     end_post_pass()   (parks on DEFER)
  *   poll loop, per WC                      complete_wc()
@@ -23,6 +25,7 @@
  *   handshake failed                       setup_failed()
  *   allocateBatchID / freeBatchID          batch_begin() / batch_free()
  *   caller's status query                  task_state()
+ *   operator                               list(), summary() (and a periodic log)
  *
  * Model. One SDK engine per process (shared by every Pool, reference
  * counted); one Pool per TE WorkerPool (one local RDMA device: the device
@@ -42,8 +45,21 @@
  * allocated on the hot path. A slice that finds no free slot is posted
  * without a permit (counted in Stats::passthrough), never refused.
  *
- * DEFER. TE's admission point has no alternate rail, so AVOID is treated as
- * DEFER (mcc_engine.h). A refused route is not asked again by the same lane
+ * Reroute. At the post site admit() answers MCC_ADMIT or MCC_DEFER: a slice
+ * refused there stays in TE's queue. When the refusal says the path should
+ * not carry it now (MCC_AVOID: the route or device is quarantined or over
+ * its probe budget; or a DEFER while the route or device is held near its
+ * minimum window: gray loss, a sick local NIC, whose completions read as
+ * queueing), the Pool marks the path, and TE's next post pass asks
+ * reroute(), which answers where the group goes: another peer NIC from this
+ * device (TE's own remote re-selection, which skips the marked path through
+ * avoided()), another local NIC keeping the peer path (TE's local hand-off),
+ * nowhere (MCC_SIG_NO_USABLE_PATH is reported for the slices' tasks, so
+ * task queries read LONG_UNAVAILABLE; the slices wait, never fail), or stay
+ * (an ordinary DEFER: the window is full). Neither TE's retry budget nor its
+ * rail pause is touched: a rerouted slice was never posted.
+ *
+ * DEFER. A refused route is not asked again by the same lane
  * until room may be back: the device settled (completed or released) as
  * many bytes as the refused slice needs, or kGrowthEpochs epochs (or more,
  * below) passed (a tick may have grown a window), and, for a quarantined route, its cooldown
@@ -98,6 +114,10 @@ struct Options {
 	void *clock_arg = nullptr;
 	void (*log)(void *, int, const char *, ...) = nullptr; /* NULL: stderr */
 	void *log_arg = nullptr;
+	/* A summary line per Pool (summary()), logged at INFO every this many
+	 * ms from a poll pass; 0: none. Unless ignore_env,
+	 * MC_ADAPTIVE_CC_SUMMARY_MS overrides it. */
+	std::uint32_t summary_ms = 0;
 };
 
 /* Replace the options (tests; an engine that wants its own clock). Returns
@@ -143,6 +163,33 @@ struct Stats {
 	std::uint64_t reclaimed;     /* permits released by reclaim() */
 	std::uint64_t renewals;      /* routes seen with a new incarnation */
 	std::uint64_t route_errors;  /* routes that could not be resolved */
+	std::uint64_t reroute_peer;  /* groups sent to another peer NIC (Reroute::kPeer) */
+	std::uint64_t reroute_local; /* groups sent to another local NIC (Reroute::kLocal) */
+	std::uint64_t no_usable_path;/* groups with nowhere to go (Reroute::kNoUsablePath) */
+	std::uint64_t avoided_hits;  /* avoided() answers true (TE's selection passed over) */
+};
+
+/* Where the slices refused on a path go (Pool::reroute()). */
+enum class Reroute : int {
+	kStay = 0,        /* leave them queued: an ordinary DEFER (the window is full) */
+	kPeer = 1,        /* another peer NIC from this device: TE's remote
+	                   * re-selection (WorkerPool::redispatch), which passes over
+	                   * the marked path (avoided() in isRailAvailable) */
+	kLocal = 2,       /* another local NIC, the same peer path: TE's local
+	                   * hand-off (redispatch with handoff_to_local_worker) */
+	kNoUsablePath = 3 /* nowhere now: leave them queued (they are not failed);
+	                   * MCC_SIG_NO_USABLE_PATH was reported for their tasks */
+};
+const char *reroute_name(Reroute v) noexcept;
+
+/* One row of Pool::list(): the Pool's device, or one of its routes. */
+struct PathView {
+	std::string path;        /* peer_nic_path; empty for the device row */
+	bool device = false;     /* the device domain of the Pool */
+	mcc_domain_stats_v1 st;  /* state, window, in-flight, cuts, quarantines,
+	                          * cooldown left, hard errors, generation, drain ... */
+	int mark = 0;            /* 0 none, 1 avoided (AVOID), 2 held (DEFER near the floor) */
+	std::uint64_t mark_left_ms = 0; /* until the mark lapses */
 };
 
 struct Lane;  /* one worker thread's state (opaque) */
@@ -194,6 +241,28 @@ public:
 	void unposted(Lane *l, const void *slice,
 	              std::uint32_t reason = MCC_REL_POST_REJECTED) noexcept;
 
+	/* Site 9: the group of slices TE holds for `key` on lane `l`, at the start
+	 * of its post pass: whether it may be posted here (Reroute::kStay) or
+	 * must go elsewhere (see "Reroute" above). One relaxed load while this
+	 * Pool has no marked path. `first` (optional) is one slice of the group,
+	 * for the NO_USABLE_PATH evidence; the template below passes up to 16
+	 * slices of distinct tasks. */
+	Reroute reroute(Lane *l, const char *key, std::size_t klen,
+	                const SliceInfo *slices = nullptr, std::size_t nslices = 0) noexcept;
+
+	/* Site 10 (WorkerPool::isRailAvailable): true while the adapter moves
+	 * traffic off `key` on this device and this device has another path to
+	 * the same peer server (the part of `key` before its last '@') that it
+	 * does not: TE's selection then passes over it. Never true for the last
+	 * usable path to a peer, so TE's selection never fails a slice ("all
+	 * rails failed") because of the controller. Thread: any. One relaxed
+	 * load while no path is marked. */
+	bool avoided(const char *key, std::size_t klen) const noexcept;
+	bool avoided(const std::string &key) const noexcept
+	{
+		return avoided(key.data(), key.size());
+	}
+
 	/* End of a post pass: when the pass admitted nothing and refused
 	 * something, a posting-only lane parks until room may be back (at most
 	 * one epoch). Returns 1 when it parked. */
@@ -236,6 +305,15 @@ public:
 
 	/* ------------------------------------------------- diagnostics */
 	Stats stats() const noexcept;
+	/* The device and every route of this Pool with its state, window,
+	 * in-flight bytes, cuts, quarantines and reroute mark (operators; takes
+	 * locks, not for the data path). Returns the rows, or -ENOMEM / -ENODEV
+	 * (disabled; `out` is then empty). */
+	int list(std::vector<PathView> &out) const noexcept;
+	/* One line: the device's state, window, in-flight, cuts, quarantines;
+	 * routes per state; admissions, refusals, reroutes. The line of the
+	 * periodic log (Options::summary_ms). */
+	std::string summary() const noexcept;
 	int route_stats(const Route *r, mcc_domain_stats_v1 *out) const noexcept;
 	std::uint32_t route_generation(const Route *r) const noexcept;
 
@@ -300,6 +378,26 @@ public:
 			return async_event(t, 0, 0, 0);
 		}
 	}
+	/* reroute() of a TE peer_nic_path group (vector<Slice*>): `info(s)`
+	 * gives the SliceInfo of a slice. */
+	template <class Group, class Info>
+	Reroute reroute(Lane *l, const std::string &peer_nic_path, const Group &group,
+	                Info info) noexcept
+	{
+		if (!l || group.empty() || !marked_.load(std::memory_order_relaxed))
+			return Reroute::kStay;
+		SliceInfo si[16];
+		std::size_t n = 0;
+		for (auto it = group.begin(); it != group.end() && n < 16; ++it) {
+			SliceInfo x = info(*it);
+			bool seen = false;
+			for (std::size_t i = 0; i < n && !seen; i++)
+				seen = si[i].task == x.task && si[i].batch_id == x.batch_id;
+			if (!seen)
+				si[n++] = x;
+		}
+		return reroute(l, peer_nic_path.data(), peer_nic_path.size(), si, n);
+	}
 	template <class QpList>
 	void endpoint_retired(const QpList &qps) noexcept
 	{
@@ -320,6 +418,14 @@ private:
 	struct Inert {};
 	explicit Pool(Inert) noexcept;
 	struct Slot;
+	struct Mark; /* a peer path's reroute mark (mu_) */
+	void mark_refusal(Route *rt, int decision) noexcept;
+	int mark_of(const std::string &key, std::uint64_t now, bool *dev_bad) const noexcept;
+	bool local_alternative(const std::string &key) const noexcept;
+	bool device_bad(std::uint64_t now) const noexcept;
+	void no_usable_path(Lane *l, const std::string &key, const SliceInfo *s,
+	                    std::size_t n) noexcept;
+	void log_summary(std::uint64_t now) noexcept;
 	std::size_t home(std::uintptr_t key) const noexcept;
 	Slot *claim(const void *slice) noexcept;
 	Slot *find(const void *slice) const noexcept;
@@ -343,8 +449,15 @@ private:
 	std::unique_ptr<Slot[]> slots_;
 	std::size_t mask_ = 0;
 	unsigned shift_ = 0;
-	std::mutex mu_; /* keys_ */
+	mutable std::mutex mu_; /* keys_, marks_ */
 	std::vector<std::string> keys_; /* route keys this pool published */
+	std::vector<std::unique_ptr<Mark>> marks_; /* every peer path seen (mu_) */
+	std::atomic<std::uint32_t> marked_{0};     /* marks set (may lag: a hint) */
+	std::uint64_t min_window_ = 0, max_window_ = 0; /* the policy's window range */
+	std::atomic<std::uint64_t> dev_held_until_{0}; /* SDK time: device held near its floor */
+	std::uint64_t summary_ns_ = 0;
+	std::atomic<std::uint64_t> next_summary_{0};
+	mutable std::atomic<std::uint64_t> avoided_hits_{0};
 	std::atomic<std::uint64_t> reclaimed_{0};
 	std::atomic<std::uint64_t> settled_{0}; /* bytes settled on this device */
 	/* epochs before a refused route is asked again without settled bytes
