@@ -817,8 +817,9 @@ bool Pool::avoided(const char *key, std::size_t klen) const noexcept
 	try {
 		std::string k(key, klen);
 		std::lock_guard<std::mutex> g(mu_);
-		if (!mark_of(k, now, nullptr))
-			return false;
+		bool dev_bad;
+		if (!mark_of(k, now, &dev_bad) || dev_bad)
+			return false; /* a bad device: its other paths are no better */
 		std::string srv = server_of(k);
 		for (auto &m : marks_)
 			if (m->key != k && m->server == srv && m->until <= now) {
