@@ -2,11 +2,17 @@
 /* hostenv.c - helpers shared by the engine stubs (no hook dependency). */
 #include "hostenv.h"
 
+#include "grow.h"
+
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 uint64_t mcc_host_checksum(const void *p, size_t n)
 {
@@ -23,6 +29,91 @@ uint64_t mcc_host_checksum(const void *p, size_t n)
 	return h ^ (h >> 32);
 }
 
+/* ------------------------------------------------- embedders' measures */
+
+void mcc_host_samples_add(struct mcc_host_samples *s, uint64_t x)
+{
+	uint64_t *v = mcc_grow(s->v, &s->cap, s->n, sizeof(*v), 1024);
+	if (!v)
+		return;
+	s->v = v;
+	s->v[s->n++] = x;
+}
+
+void mcc_host_samples_merge(struct mcc_host_samples *s, const struct mcc_host_samples *from)
+{
+	if (!from->n)
+		return;
+	uint64_t *v = realloc(s->v, (s->n + from->n) * sizeof(*v));
+	if (!v)
+		return;
+	memcpy(v + s->n, from->v, from->n * sizeof(*v));
+	s->v = v;
+	s->n += from->n;
+	s->cap = s->n;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+void mcc_host_samples_sort(struct mcc_host_samples *s)
+{
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
+}
+
+double mcc_host_samples_pct_us(const struct mcc_host_samples *s, double p)
+{
+	if (!s->n)
+		return 0;
+	size_t i = (size_t)ceil(p * (double)s->n);
+	i = i ? i - 1 : 0;
+	if (i >= s->n)
+		i = s->n - 1;
+	return (double)s->v[i] / 1000.0;
+}
+
+void mcc_host_samples_free(struct mcc_host_samples *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+double mcc_host_cpu_ms(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3 +
+	       (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
+}
+
+int mcc_host_policy_ini(char *path, const char *mode, const char *module_dir, const char *module,
+                        const char *const *extra, size_t nextra)
+{
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return -errno;
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	fprintf(f, "[policy]\nmode = %s\n", mode ? mode : "off");
+	if (module_dir)
+		fprintf(f, "module_dir = %s\n", module_dir);
+	if (module)
+		fprintf(f, "module = %s\n", module);
+	for (size_t i = 0; i < nextra; i++)
+		if (extra[i])
+			fprintf(f, "%s\n", extra[i]);
+	return fclose(f) == 0 ? 0 : -EIO;
+}
+
+/* ------------------------------------------------------ caller queries */
 
 void mcc_host_detail_unknown(struct mcc_task_detail_v1 *d)
 {
@@ -194,18 +285,21 @@ static mcc_host_fab_tap *tap_get(void)
 	return atomic_load_explicit(&tap_on, memory_order_acquire);
 }
 
-/* grow *arr (elements of size sz) to hold one more; 0 or -ENOMEM */
-static int tap_room(void **arr, size_t *cap, size_t n, size_t sz)
+/* The entry of device d / queue pair qp, newest first, or NULL; under t->mu. */
+static struct tap_dev *tap_dev_of(mcc_host_fab_tap *t, const mcc_fab_dev *d)
 {
-	if (n < *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 64;
-	void *p = realloc(*arr, nc * sz);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = nc;
-	return 0;
+	for (size_t i = t->ndev; i-- > 0;)
+		if (t->devs[i].dev == d)
+			return &t->devs[i];
+	return NULL;
+}
+
+static struct tap_qp *tap_qp_of(mcc_host_fab_tap *t, const mcc_fab_qp *qp)
+{
+	for (size_t i = t->nqp; i-- > 0;)
+		if (t->qps[i].qp == qp)
+			return &t->qps[i];
+	return NULL;
 }
 
 static mcc_fab_dev *tap_open_device(mcc_fab *fab, uint32_t node, uint32_t idx)
@@ -215,8 +309,11 @@ static mcc_fab_dev *tap_open_device(mcc_fab *fab, uint32_t node, uint32_t idx)
 	if (!d)
 		return NULL;
 	pthread_mutex_lock(&t->mu);
-	if (tap_room((void **)&t->devs, &t->capdev, t->ndev, sizeof(*t->devs)) == 0)
+	struct tap_dev *devs = mcc_grow(t->devs, &t->capdev, t->ndev, sizeof(*devs), 64);
+	if (devs) {
+		t->devs = devs;
 		t->devs[t->ndev++] = (struct tap_dev){d, node, idx};
+	}
 	pthread_mutex_unlock(&t->mu);
 	return d;
 }
@@ -225,11 +322,9 @@ static void tap_close_device(mcc_fab_dev *d)
 {
 	mcc_host_fab_tap *t = tap_get();
 	pthread_mutex_lock(&t->mu);
-	for (size_t i = t->ndev; i-- > 0;)
-		if (t->devs[i].dev == d) {
-			t->devs[i] = t->devs[--t->ndev];
-			break;
-		}
+	struct tap_dev *e = tap_dev_of(t, d);
+	if (e)
+		*e = t->devs[--t->ndev];
 	pthread_mutex_unlock(&t->mu);
 	t->real->close_device(d);
 }
@@ -244,14 +339,16 @@ static mcc_fab_qp *tap_create_qp(mcc_fab_dev *d, mcc_fab_cq *cq, const struct mc
 	struct tap_qp e = {qp, cq, t->real->qp_num(qp), UINT32_MAX, UINT32_MAX, UINT32_MAX,
 	                   a ? a->generation : 0};
 	pthread_mutex_lock(&t->mu);
-	for (size_t i = t->ndev; i-- > 0;)
-		if (t->devs[i].dev == d) {
-			e.node = t->devs[i].node;
-			e.dev = t->devs[i].idx;
-			break;
-		}
-	if (tap_room((void **)&t->qps, &t->capqp, t->nqp, sizeof(*t->qps)) == 0)
+	const struct tap_dev *on = tap_dev_of(t, d);
+	if (on) {
+		e.node = on->node;
+		e.dev = on->idx;
+	}
+	struct tap_qp *qps = mcc_grow(t->qps, &t->capqp, t->nqp, sizeof(*qps), 64);
+	if (qps) {
+		t->qps = qps;
 		t->qps[t->nqp++] = e;
+	}
 	pthread_mutex_unlock(&t->mu);
 	return qp;
 }
@@ -260,11 +357,9 @@ static int tap_connect_qp(mcc_fab_qp *qp, const struct mcc_fab_addr *remote)
 {
 	mcc_host_fab_tap *t = tap_get();
 	pthread_mutex_lock(&t->mu);
-	for (size_t i = t->nqp; i-- > 0;)
-		if (t->qps[i].qp == qp) {
-			t->qps[i].rdev = remote->dev;
-			break;
-		}
+	struct tap_qp *q = tap_qp_of(t, qp);
+	if (q)
+		q->rdev = remote->dev;
 	pthread_mutex_unlock(&t->mu);
 	return t->real->connect_qp(qp, remote);
 }
@@ -273,11 +368,9 @@ static int tap_destroy_qp(mcc_fab_qp *qp)
 {
 	mcc_host_fab_tap *t = tap_get();
 	pthread_mutex_lock(&t->mu);
-	for (size_t i = t->nqp; i-- > 0;)
-		if (t->qps[i].qp == qp) {
-			t->qps[i] = t->qps[--t->nqp];
-			break;
-		}
+	struct tap_qp *q = tap_qp_of(t, qp);
+	if (q)
+		*q = t->qps[--t->nqp];
 	pthread_mutex_unlock(&t->mu);
 	return t->real->destroy_qp(qp);
 }

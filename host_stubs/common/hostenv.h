@@ -134,6 +134,31 @@ int mcc_host_task_query(const struct mcc_policy_v1 *ops, void *ctx, uint64_t bat
 void mcc_host_completion(struct mcc_completion_v1 *c, const struct mcc_fab_wc *wc,
                          uint32_t generation, uint64_t bytes, uint64_t post_ns, uint64_t now);
 
+/* Latency samples (ns) for an embedder's percentiles. */
+struct mcc_host_samples {
+	uint64_t *v;
+	size_t n, cap;
+};
+/* Appends x; when memory runs out the sample is dropped (the percentiles
+ * then speak of fewer). */
+void mcc_host_samples_add(struct mcc_host_samples *s, uint64_t x);
+/* Appends every sample of `from`, or none when memory runs out. */
+void mcc_host_samples_merge(struct mcc_host_samples *s, const struct mcc_host_samples *from);
+/* Sorts the samples; then mcc_host_samples_pct_us reads the p quantile
+ * (0 < p <= 1, nearest rank) in microseconds, 0 when there is none. */
+void mcc_host_samples_sort(struct mcc_host_samples *s);
+double mcc_host_samples_pct_us(const struct mcc_host_samples *s, double p);
+void mcc_host_samples_free(struct mcc_host_samples *s);
+
+/* CPU time of this process (user and system), in milliseconds. */
+double mcc_host_cpu_ms(void);
+
+/* Writes a policy ini to a new file named by the mkstemp template `path`
+ * (filled in): "[policy]", mode (NULL: off), module_dir and module when
+ * given, then each non-NULL line of extra[0..nextra). 0 or -errno. */
+int mcc_host_policy_ini(char *path, const char *mode, const char *module_dir, const char *module,
+                        const char *const *extra, size_t nextra);
+
 /* Virtual CPU costs of the engines' steps under the sim executor (ns). */
 #define MCC_HOST_COST_PASS_NS 300u
 #define MCC_HOST_COST_WR_NS 150u

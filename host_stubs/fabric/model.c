@@ -6,6 +6,8 @@
  */
 #include "model.h"
 
+#include "../common/grow.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -51,22 +53,29 @@ struct unit {
 	uint64_t t_sent;
 };
 
+/* A FIFO of units linked by `next` (a port's transmit queue, a switch
+ * egress). */
+struct unitq {
+	struct unit *head, *tail;
+};
+
 struct port {
 	uint32_t node, dev, num; /* num 1-based */
 	int link_up;             /* path through this link works */
 	uint32_t loss_ppm;       /* silent loss on this link (per million units) */
 	int active;              /* local port state */
 	/* sender side */
-	struct unit *txq, *txq_tail;
+	struct unitq txq;
 	struct unit *tx_cur; /* being serialised */
 	int paused;              /* number of egresses pausing us */
 	uint64_t paused_since;
 	/* switch egress towards this port */
-	struct unit *egq, *egq_tail;
+	struct unitq egq;
 	uint64_t eg_bytes, eg_peak;
 	int eg_busy;
 	struct port **pausing;   /* ingresses we paused */
-	uint32_t npausing, cappausing;
+	uint32_t npausing;
+	size_t cappausing;
 	/* receiver token bucket (slow receiver) */
 	uint64_t rx_rate_bps, rx_burst, rx_tokens, rx_last;
 	uint64_t rx_delivered; /* payload bytes received here (data receiver) */
@@ -173,14 +182,10 @@ static int ev_less(const struct ev *a, const struct ev *b)
 
 static void ev_push(struct mcc_fab_model *m, uint64_t t, uint32_t type, void *obj)
 {
-	if (m->nheap == m->capheap) {
-		size_t cap = m->capheap ? m->capheap * 2 : 1024;
-		struct ev *h = realloc(m->heap, cap * sizeof(*h));
-		if (!h)
-			abort();
-		m->heap = h;
-		m->capheap = cap;
-	}
+	struct ev *h = mcc_grow(m->heap, &m->capheap, m->nheap, sizeof(*h), 1024);
+	if (!h)
+		abort();
+	m->heap = h;
 	struct ev e = {t, m->seq++, type, 0, obj};
 	size_t i = m->nheap++;
 	while (i > 0) {
@@ -362,14 +367,30 @@ static void async_push(struct mcc_fab_dev *d, int type, uint32_t port, mcc_fab_q
 
 /* ------------------------------------------------------------------ network */
 
+static void unitq_push(struct unitq *q, struct unit *u)
+{
+	u->next = NULL;
+	if (q->tail)
+		q->tail->next = u;
+	else
+		q->head = u;
+	q->tail = u;
+}
+
+static struct unit *unitq_pop(struct unitq *q)
+{
+	struct unit *u = q->head;
+	q->head = u->next;
+	if (!q->head)
+		q->tail = NULL;
+	u->next = NULL;
+	return u;
+}
+
 static void port_kick(struct mcc_fab_model *m, struct port *p)
 {
-	while (!p->tx_cur && !p->paused && p->txq) {
-		struct unit *u = p->txq;
-		p->txq = u->next;
-		if (!p->txq)
-			p->txq_tail = NULL;
-		u->next = NULL;
+	while (!p->tx_cur && !p->paused && p->txq.head) {
+		struct unit *u = unitq_pop(&p->txq);
 		if (u->dead) { /* flushed while queued */
 			unit_free(m, u);
 			continue;
@@ -384,21 +405,16 @@ static void tx_enqueue(struct mcc_fab_model *m, struct unit *u)
 {
 	struct port *p = u->tx;
 	u->in_net = 1;
-	u->next = NULL;
-	if (p->txq_tail)
-		p->txq_tail->next = u;
-	else
-		p->txq = u;
-	p->txq_tail = u;
+	unitq_push(&p->txq, u);
 	port_kick(m, p);
 }
 
 static void eg_kick(struct mcc_fab_model *m, struct port *e)
 {
-	if (e->eg_busy || !e->egq)
+	if (e->eg_busy || !e->egq.head)
 		return;
 	e->eg_busy = 1;
-	ev_push(m, m->now + ser_ns(e, e->egq->len, m->cfg.link_bps), EV_EG_DONE, e);
+	ev_push(m, m->now + ser_ns(e, e->egq.head->len, m->cfg.link_bps), EV_EG_DONE, e);
 }
 
 static void pause_ingress(struct mcc_fab_model *m, struct port *e, struct port *in)
@@ -406,14 +422,10 @@ static void pause_ingress(struct mcc_fab_model *m, struct port *e, struct port *
 	for (uint32_t i = 0; i < e->npausing; i++)
 		if (e->pausing[i] == in)
 			return;
-	if (e->npausing == e->cappausing) {
-		uint32_t cap = e->cappausing ? e->cappausing * 2 : 8;
-		struct port **a = realloc(e->pausing, cap * sizeof(*a));
-		if (!a)
-			abort();
-		e->pausing = a;
-		e->cappausing = cap;
-	}
+	struct port **a = mcc_grow(e->pausing, &e->cappausing, e->npausing, sizeof(*a), 8);
+	if (!a)
+		abort();
+	e->pausing = a;
 	e->pausing[e->npausing++] = in;
 	m->st.pause_events++;
 	ev_push(m, m->now + m->cfg.prop_ns, EV_PAUSE, in);
@@ -494,6 +506,47 @@ static void rx_arrive(struct mcc_fab_model *m, struct unit *u)
 		ev_push(m, m->now + prop(m), EV_ACK, u);
 }
 
+/* An answer about unit u reaches its sender (ACK, NAK, a timer): u is out
+ * of the network; one flushed meanwhile is freed. */
+static void answer(struct mcc_fab_model *m, uint32_t type, struct unit *u)
+{
+	u->in_net = 0;
+	if (u->dead) {
+		unit_free(m, u);
+		return;
+	}
+	switch (type) {
+	case EV_ACK:
+		u->done = 1;
+		u->status = IBV_WC_SUCCESS;
+		qp_drain(m, u->qp);
+		break;
+	case EV_NAK_ACCESS:
+		qp_error(m, u->qp, u, IBV_WC_REM_ACCESS_ERR);
+		break;
+	case EV_RNR_NAK:
+		u->rnr_retries++;
+		if (u->qp->attr.rnr_retry != 7 && u->rnr_retries > u->qp->attr.rnr_retry) {
+			qp_error(m, u->qp, u, IBV_WC_RNR_RETRY_EXC_ERR);
+			break;
+		}
+		u->in_net = 1;
+		ev_push(m, m->now + mcc_fab_rnr_timer_ns(u->qp->attr.min_rnr_timer), EV_RETX, u);
+		break;
+	case EV_ACK_TIMEOUT:
+		u->retries++;
+		if (u->retries > u->qp->attr.retry_cnt) {
+			qp_error(m, u->qp, u, IBV_WC_RETRY_EXC_ERR);
+			break;
+		}
+		tx_enqueue(m, u);
+		break;
+	default: /* EV_RETX */
+		tx_enqueue(m, u);
+		break;
+	}
+}
+
 static void process(struct mcc_fab_model *m, const struct ev *e)
 {
 	struct port *p;
@@ -519,12 +572,7 @@ static void process(struct mcc_fab_model *m, const struct ev *e)
 			break;
 		}
 		struct port *eg = u->rx;
-		u->next = NULL;
-		if (eg->egq_tail)
-			eg->egq_tail->next = u;
-		else
-			eg->egq = u;
-		eg->egq_tail = u;
+		unitq_push(&eg->egq, u);
 		eg->eg_bytes += u->len;
 		if (eg->eg_bytes > eg->eg_peak)
 			eg->eg_peak = eg->eg_bytes;
@@ -539,11 +587,7 @@ static void process(struct mcc_fab_model *m, const struct ev *e)
 	}
 	case EV_EG_DONE:
 		p = e->obj;
-		u = p->egq;
-		p->egq = u->next;
-		if (!p->egq)
-			p->egq_tail = NULL;
-		u->next = NULL;
+		u = unitq_pop(&p->egq);
 		p->eg_bytes -= u->len;
 		p->eg_busy = 0;
 		if (p->eg_bytes <= m->cfg.xon_bytes && p->npausing) {
@@ -561,62 +605,11 @@ static void process(struct mcc_fab_model *m, const struct ev *e)
 		rx_arrive(m, e->obj);
 		break;
 	case EV_ACK:
-		u = e->obj;
-		u->in_net = 0;
-		if (u->dead) {
-			unit_free(m, u);
-			break;
-		}
-		u->done = 1;
-		u->status = IBV_WC_SUCCESS;
-		qp_drain(m, u->qp);
-		break;
 	case EV_NAK_ACCESS:
-		u = e->obj;
-		u->in_net = 0;
-		if (u->dead) {
-			unit_free(m, u);
-			break;
-		}
-		qp_error(m, u->qp, u, IBV_WC_REM_ACCESS_ERR);
-		break;
 	case EV_RNR_NAK:
-		u = e->obj;
-		u->in_net = 0;
-		if (u->dead) {
-			unit_free(m, u);
-			break;
-		}
-		u->rnr_retries++;
-		if (u->qp->attr.rnr_retry != 7 && u->rnr_retries > u->qp->attr.rnr_retry) {
-			qp_error(m, u->qp, u, IBV_WC_RNR_RETRY_EXC_ERR);
-			break;
-		}
-		u->in_net = 1;
-		ev_push(m, m->now + mcc_fab_rnr_timer_ns(u->qp->attr.min_rnr_timer), EV_RETX, u);
-		break;
 	case EV_ACK_TIMEOUT:
-		u = e->obj;
-		u->in_net = 0;
-		if (u->dead) {
-			unit_free(m, u);
-			break;
-		}
-		u->retries++;
-		if (u->retries > u->qp->attr.retry_cnt) {
-			qp_error(m, u->qp, u, IBV_WC_RETRY_EXC_ERR);
-			break;
-		}
-		tx_enqueue(m, u);
-		break;
 	case EV_RETX:
-		u = e->obj;
-		u->in_net = 0;
-		if (u->dead) {
-			unit_free(m, u);
-			break;
-		}
-		tx_enqueue(m, u);
+		answer(m, e->type, e->obj);
 		break;
 	case EV_PAUSE:
 		p = e->obj;
@@ -787,16 +780,12 @@ static int m_reg_mr(mcc_fab_dev *d, void *addr, size_t len, struct mcc_fab_mr *o
 {
 	struct mcc_fab_model *m = d->m;
 	pthread_mutex_lock(&m->lock);
-	if (m->nmr == m->capmr) {
-		size_t cap = m->capmr ? m->capmr * 2 : 32;
-		struct mr_ent *a = realloc(m->mrs, cap * sizeof(*a));
-		if (!a) {
-			pthread_mutex_unlock(&m->lock);
-			return -ENOMEM;
-		}
-		m->mrs = a;
-		m->capmr = cap;
+	struct mr_ent *a = mcc_grow(m->mrs, &m->capmr, m->nmr, sizeof(*a), 32);
+	if (!a) {
+		pthread_mutex_unlock(&m->lock);
+		return -ENOMEM;
 	}
+	m->mrs = a;
 	struct mr_ent *r = &m->mrs[m->nmr++];
 	r->addr = addr;
 	r->len = len;
@@ -1090,6 +1079,15 @@ mcc_fab_model *mcc_fab_model_create(const struct mcc_fab_model_cfg *cfg)
 	return m;
 }
 
+/* Frees a list of units linked by `next`. */
+static void units_free(struct unit *u)
+{
+	for (struct unit *n; u; u = n) {
+		n = u->next;
+		free(u);
+	}
+}
+
 void mcc_fab_model_destroy(mcc_fab_model *m)
 {
 	if (!m)
@@ -1103,15 +1101,9 @@ void mcc_fab_model_destroy(mcc_fab_model *m)
 	}
 	for (size_t i = 0; i < np; i++) {
 		struct port *p = &m->ports[i];
-		for (struct unit *u = p->txq, *n; u; u = n) {
-			n = u->next;
-			free(u);
-		}
+		units_free(p->txq.head);
 		free(p->tx_cur);
-		for (struct unit *u = p->egq, *n; u; u = n) {
-			n = u->next;
-			free(u);
-		}
+		units_free(p->egq.head);
 		free(p->pausing);
 	}
 	size_t nd = (size_t)m->cfg.nodes * m->cfg.devs_per_node;
@@ -1122,10 +1114,7 @@ void mcc_fab_model_destroy(mcc_fab_model *m)
 				if (!u->in_net)
 					free(u);
 			}
-	for (struct unit *u = m->freelist, *n; u; u = n) {
-		n = u->next;
-		free(u);
-	}
+	units_free(m->freelist);
 	free(m->heap);
 	free(m->mrs);
 	free(m->ports);
@@ -1152,22 +1141,25 @@ void mcc_fab_model_stats(mcc_fab_model *m, struct mcc_fab_model_stats *out)
 	pthread_mutex_unlock(&m->lock);
 }
 
-uint64_t mcc_fab_model_queue_bytes(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t port)
+/* A port's egress queue (rx 0) or delivered bytes (rx 1), read under the
+ * lock; 0 for no such port. */
+static uint64_t port_bytes(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t port, int rx)
 {
 	struct port *p = port_at(m, node, dev, port);
 	pthread_mutex_lock(&m->lock);
-	uint64_t b = p ? p->eg_bytes : 0;
+	uint64_t b = !p ? 0 : rx ? p->rx_delivered : p->eg_bytes;
 	pthread_mutex_unlock(&m->lock);
 	return b;
 }
 
+uint64_t mcc_fab_model_queue_bytes(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t port)
+{
+	return port_bytes(m, node, dev, port, 0);
+}
+
 uint64_t mcc_fab_model_rx_bytes(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t port)
 {
-	struct port *p = port_at(m, node, dev, port);
-	pthread_mutex_lock(&m->lock);
-	uint64_t b = p ? p->rx_delivered : 0;
-	pthread_mutex_unlock(&m->lock);
-	return b;
+	return port_bytes(m, node, dev, port, 1);
 }
 
 uint64_t mcc_fab_model_queue_peak_reset(mcc_fab_model *m)
@@ -1226,12 +1218,20 @@ void mcc_fab_fault_port(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t 
 	pthread_mutex_unlock(&m->lock);
 }
 
-void mcc_fab_fault_cq(mcc_fab_model *m, uint32_t node, uint32_t dev)
+/* Device (node, dev) with the model locked, or NULL (not locked). */
+static struct mcc_fab_dev *dev_lock(struct mcc_fab_model *m, uint32_t node, uint32_t dev)
 {
 	struct mcc_fab_dev *d = dev_at(m, node, dev);
+	if (d)
+		pthread_mutex_lock(&m->lock);
+	return d;
+}
+
+void mcc_fab_fault_cq(mcc_fab_model *m, uint32_t node, uint32_t dev)
+{
+	struct mcc_fab_dev *d = dev_lock(m, node, dev);
 	if (!d)
 		return;
-	pthread_mutex_lock(&m->lock);
 	for (uint32_t i = 0; i < d->ncq; i++) {
 		d->cqs[i]->errored = 1;
 		async_push(d, IBV_EVENT_CQ_ERR, 0, NULL, d->cqs[i]);
@@ -1239,51 +1239,44 @@ void mcc_fab_fault_cq(mcc_fab_model *m, uint32_t node, uint32_t dev)
 	pthread_mutex_unlock(&m->lock);
 }
 
-static mcc_fab_qp *first_qp_to(struct mcc_fab_dev *d, uint32_t pn, uint32_t pd)
+/* A QP event on the first connected QP of (node, dev) to (pn, pd); a
+ * fatal one also errors the QP. */
+static void fault_qp(struct mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t pn,
+                     uint32_t pd, int32_t event)
 {
+	struct mcc_fab_dev *d = dev_lock(m, node, dev);
+	if (!d)
+		return;
 	for (mcc_fab_qp *q = d->qps; q; q = q->next_in_dev)
-		if (q->state == 1 && q->rport && q->rport->node == pn && q->rport->dev == pd)
-			return q;
-	return NULL;
+		if (q->state == 1 && q->rport && q->rport->node == pn && q->rport->dev == pd) {
+			async_push(d, event, q->lport->num, q, NULL);
+			if (event == IBV_EVENT_QP_FATAL)
+				qp_error(m, q, NULL, 0);
+			break;
+		}
+	pthread_mutex_unlock(&m->lock);
 }
 
 void mcc_fab_fault_qp_fatal(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t pn, uint32_t pd)
 {
-	struct mcc_fab_dev *d = dev_at(m, node, dev);
-	if (!d)
-		return;
-	pthread_mutex_lock(&m->lock);
-	mcc_fab_qp *q = first_qp_to(d, pn, pd);
-	if (q) {
-		async_push(d, IBV_EVENT_QP_FATAL, q->lport->num, q, NULL);
-		qp_error(m, q, NULL, 0);
-	}
-	pthread_mutex_unlock(&m->lock);
+	fault_qp(m, node, dev, pn, pd, IBV_EVENT_QP_FATAL);
+}
+
+void mcc_fab_fault_path_mig(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t pn, uint32_t pd)
+{
+	fault_qp(m, node, dev, pn, pd, IBV_EVENT_PATH_MIG_ERR);
 }
 
 void mcc_fab_fault_device(mcc_fab_model *m, uint32_t node, uint32_t dev)
 {
-	struct mcc_fab_dev *d = dev_at(m, node, dev);
+	struct mcc_fab_dev *d = dev_lock(m, node, dev);
 	if (!d)
 		return;
-	pthread_mutex_lock(&m->lock);
 	d->fatal = 1;
 	for (mcc_fab_qp *q = d->qps; q; q = q->next_in_dev)
 		if (q->state != 0)
 			qp_error(m, q, NULL, 0);
 	async_push(d, IBV_EVENT_DEVICE_FATAL, 0, NULL, NULL);
-	pthread_mutex_unlock(&m->lock);
-}
-
-void mcc_fab_fault_path_mig(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t pn, uint32_t pd)
-{
-	struct mcc_fab_dev *d = dev_at(m, node, dev);
-	if (!d)
-		return;
-	pthread_mutex_lock(&m->lock);
-	mcc_fab_qp *q = first_qp_to(d, pn, pd);
-	if (q)
-		async_push(d, IBV_EVENT_PATH_MIG_ERR, q->lport->num, q, NULL);
 	pthread_mutex_unlock(&m->lock);
 }
 

@@ -2,6 +2,8 @@
 /* exec.c - threaded and discrete-event executors (see exec.h). */
 #include "exec.h"
 
+#include "../common/grow.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -165,14 +167,10 @@ static void sim_schedule(mcc_exec *ex, struct mcc_actor *a, uint64_t at)
 		h_up(ex, a->hidx);
 		return;
 	}
-	if (ex->nheap == ex->capheap) {
-		size_t cap = ex->capheap ? ex->capheap * 2 : 64;
-		struct mcc_actor **h = realloc(ex->heap, cap * sizeof(*h));
-		if (!h)
-			abort();
-		ex->heap = h;
-		ex->capheap = cap;
-	}
+	struct mcc_actor **h = mcc_grow(ex->heap, &ex->capheap, ex->nheap, sizeof(*h), 64);
+	if (!h)
+		abort();
+	ex->heap = h;
 	a->at = at;
 	a->seq = ex->seq++;
 	h_set(ex, ex->nheap++, a);
