@@ -53,6 +53,13 @@ void th_cfg_defaults(struct mcc_config_v1 *c)
 	c->recorder_entries = 4096;
 }
 
+struct mcc_config_v1 th_cfg(void)
+{
+	struct mcc_config_v1 c;
+	th_cfg_defaults(&c);
+	return c;
+}
+
 struct th *th_new_lanes(const struct mcc_policy_v1 *ops, const struct mcc_config_v1 *cfg,
                         uint32_t max_lanes)
 {
@@ -148,6 +155,45 @@ mcc_route *th_route(struct th *h, mcc_device *dv, uint64_t route_id, uint32_t po
 	return r;
 }
 
+struct th *th_world(const struct mcc_config_v1 *cfg, int ndev, const struct th_rt *rt, int nrt,
+                    bool warm)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, cfg);
+	for (int i = 0; i < ndev; i++)
+		th_dev(h, (uint32_t)i);
+	for (int i = 0; i < nrt; i++) {
+		CU_ASSERT_FATAL(rt[i].dev < (uint32_t)ndev);
+		th_route(h, h->devs[rt[i].dev], rt[i].id, rt[i].port, rt[i].cq, 1);
+	}
+	for (int i = 0; warm && i < nrt; i++)
+		th_warm(h, h->devs[rt[i].dev], h->routes[i]);
+	return h;
+}
+
+static struct th_fix fix(const struct mcc_config_v1 *cfg, bool warm)
+{
+	static const struct th_rt one = { 0, 1, 1, 0 };
+	struct th *h = th_world(cfg, 1, &one, 1, warm);
+	return (struct th_fix){ h, h->devs[0], h->routes[0] };
+}
+
+struct th_fix th_fix(const struct mcc_config_v1 *cfg)
+{
+	return fix(cfg, true);
+}
+
+struct th_fix th_fix_cold(const struct mcc_config_v1 *cfg)
+{
+	return fix(cfg, false);
+}
+
+void th_log_quiet(void *arg, int level, const char *fmt, ...)
+{
+	(void)arg;
+	(void)level;
+	(void)fmt;
+}
+
 void th_tick(struct th *h)
 {
 	h->now += (uint64_t)h->cfg.epoch_us * 1000ull;
@@ -179,12 +225,8 @@ int th_acq_simple(struct th *h, mcc_route *r, uint64_t bytes, struct mcc_permit_
 
 void th_wc_gen(struct th *h, struct mcc_permit_v1 *p, int32_t status, uint32_t gen, uint64_t bytes)
 {
-	struct mcc_completion_v1 wc;
-	memset(&wc, 0, sizeof(wc));
-	wc.struct_size = sizeof(wc);
-	wc.wc_status = status;
-	wc.generation = gen;
-	wc.bytes = bytes;
+	struct mcc_completion_v1 wc = { .struct_size = sizeof(wc), .wc_status = status,
+		                        .generation = gen, .bytes = bytes };
 	if (h->lat_ns) {
 		wc.post_ns = h->now;
 		wc.complete_ns = h->now + h->lat_ns;
@@ -194,13 +236,9 @@ void th_wc_gen(struct th *h, struct mcc_permit_v1 *p, int32_t status, uint32_t g
 
 void th_wc(struct th *h, struct mcc_permit_v1 *p, int32_t status, uint32_t vendor_err)
 {
-	struct mcc_completion_v1 wc;
-	memset(&wc, 0, sizeof(wc));
-	wc.struct_size = sizeof(wc);
-	wc.wc_status = status;
-	wc.vendor_err = vendor_err;
-	wc.generation = p->generation;
-	wc.bytes = p->bytes;
+	struct mcc_completion_v1 wc = { .struct_size = sizeof(wc), .wc_status = status,
+		                        .vendor_err = vendor_err, .generation = p->generation,
+		                        .bytes = p->bytes };
 	h->ops->on_completion(h->lane, p, &wc);
 }
 
@@ -209,23 +247,22 @@ int th_rel(struct th *h, struct mcc_permit_v1 *p, uint64_t bytes, uint32_t reaso
 	return h->ops->release(h->lane, p, bytes, reason);
 }
 
-static struct mcc_domain_stats_v1 stats(struct th *h, int kind, const void *dom)
+struct mcc_domain_stats_v1 th_stats(const struct mcc_policy_v1 *ops, void *ctx, int kind,
+                                    const void *dom)
 {
-	struct mcc_domain_stats_v1 s;
-	memset(&s, 0, sizeof(s));
-	s.struct_size = sizeof(s);
-	CU_ASSERT_EQUAL(h->ops->domain_stats(h->ctx, kind, dom, &s), 0);
+	struct mcc_domain_stats_v1 s = { .struct_size = sizeof(s) };
+	CU_ASSERT_EQUAL(ops->domain_stats(ctx, kind, dom, &s), 0);
 	return s;
 }
 
 struct mcc_domain_stats_v1 th_rs(struct th *h, mcc_route *r)
 {
-	return stats(h, MCC_DOMAIN_ROUTE, r);
+	return th_stats(h->ops, h->ctx, MCC_DOMAIN_ROUTE, r);
 }
 
 struct mcc_domain_stats_v1 th_ds(struct th *h, mcc_device *d)
 {
-	return stats(h, MCC_DOMAIN_DEVICE, d);
+	return th_stats(h->ops, h->ctx, MCC_DOMAIN_DEVICE, d);
 }
 
 uint32_t th_rstate(struct th *h, mcc_route *r)
@@ -247,45 +284,27 @@ int th_query(struct th *h, uint64_t batch, uint64_t task, uint32_t flags,
              struct mcc_task_detail_v1 *d)
 {
 	struct mcc_task_ref_v1 t = { batch, task, 0, 0 };
-	if (d) {
-		memset(d, 0, sizeof(*d));
-		d->struct_size = sizeof(*d);
-	}
+	if (d)
+		*d = (struct mcc_task_detail_v1){ .struct_size = sizeof(*d) };
 	return h->ops->task_query(h->ctx, &t, flags, d);
 }
 
 void th_async(struct th *h, int32_t type, mcc_device *d, mcc_route *r, uint32_t port,
               uint32_t cq, uint32_t gen)
 {
-	struct mcc_async_event_v1 ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.struct_size = sizeof(ev);
-	ev.event_type = type;
-	ev.device = d;
-	ev.route = r;
-	ev.port_num = port;
-	ev.cq_id = cq;
-	ev.generation = gen;
-	ev.now_ns = h->now;
+	struct mcc_async_event_v1 ev = { .struct_size = sizeof(ev), .event_type = type, .device = d,
+		                         .route = r, .port_num = port, .cq_id = cq,
+		                         .generation = gen, .now_ns = h->now };
 	h->ops->on_async_event(h->ctx, &ev);
 }
 
 void th_sig(struct th *h, uint32_t kind, mcc_device *d, mcc_route *r, uint64_t batch,
             uint64_t task, uint32_t gen, int32_t raw, uint64_t v0, uint64_t v1)
 {
-	struct mcc_signal_v1 s;
-	memset(&s, 0, sizeof(s));
-	s.struct_size = sizeof(s);
-	s.kind = kind;
-	s.device = d;
-	s.route = r;
-	s.task.batch_id = batch;
-	s.task.task_id = task;
-	s.generation = gen;
-	s.raw = raw;
-	s.value0 = v0;
-	s.value1 = v1;
-	s.now_ns = h->now;
+	struct mcc_signal_v1 s = { .struct_size = sizeof(s), .kind = kind, .device = d, .route = r,
+		                   .task = { .batch_id = batch, .task_id = task },
+		                   .generation = gen, .raw = raw, .value0 = v0, .value1 = v1,
+		                   .now_ns = h->now };
 	h->ops->on_signal(h->ctx, &s);
 }
 
@@ -372,13 +391,18 @@ void th_press(struct th *h, mcc_route *r, int epochs)
 		th_epoch(h, r, 16, 1, 64 * KiB);
 }
 
-void th_quarantine_route(struct th *h, mcc_route *r, uint32_t gen)
+void th_slices(struct th *h, mcc_route *r, unsigned n, uint32_t gen, int32_t status)
 {
-	for (uint32_t i = 0; i < h->cfg.hard_error_threshold; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL(th_acq(h, r, 4096, gen, 0, 0, 0, &p), MCC_ADMIT);
-		th_wc(h, &p, IBV_WC_RETRY_EXC_ERR, 0);
+		th_wc(h, &p, status, 0);
 	}
+}
+
+void th_quarantine_route(struct th *h, mcc_route *r, uint32_t gen)
+{
+	th_slices(h, r, h->cfg.hard_error_threshold, gen, IBV_WC_RETRY_EXC_ERR);
 	th_tick(h);
 	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_QUARANTINED);
 }

@@ -8,6 +8,7 @@
 #define MCC_TEST_POLICY_HARNESS_H
 
 #include <CUnit/CUnit.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "mcc_policy_v1.h"
@@ -44,6 +45,7 @@ struct th {
 };
 
 void th_cfg_defaults(struct mcc_config_v1 *cfg);
+struct mcc_config_v1 th_cfg(void); /* the defaults, by value */
 /* Create an instance of `ops` (NULL cfg: defaults), 4 lanes, lane 0 open. */
 struct th *th_new(const struct mcc_policy_v1 *ops, const struct mcc_config_v1 *cfg);
 struct th *th_new_lanes(const struct mcc_policy_v1 *ops, const struct mcc_config_v1 *cfg,
@@ -59,6 +61,34 @@ mcc_device *th_dev_named(struct th *h, uint32_t id, const char *name, uint64_t l
                          uint64_t flags);
 mcc_route *th_route(struct th *h, mcc_device *d, uint64_t route_id, uint32_t port, uint32_t cq,
                     uint32_t gen);
+
+/* A route of th_world: on h->devs[dev], route `id`, `port`, `cq`, generation 1. */
+struct th_rt {
+	uint32_t dev;
+	uint64_t id;
+	uint32_t port, cq;
+};
+/* The aimd module (cfg NULL: the defaults) with devices 0..ndev-1
+ * (h->devs) and the routes rt[0..nrt) (h->routes, in that order), each
+ * warmed (th_warm) when `warm`. */
+struct th *th_world(const struct mcc_config_v1 *cfg, int ndev, const struct th_rt *rt, int nrt,
+                    bool warm);
+/* Most tests' fixture: th_world with device 0 (d) and route 1 on it (r:
+ * port 1, CQ 0), warmed (th_fix: windows at the max) or not (th_fix_cold:
+ * at the min, where they start). */
+struct th_fix {
+	struct th *h;
+	mcc_device *d;
+	mcc_route *r;
+};
+struct th_fix th_fix(const struct mcc_config_v1 *cfg);
+struct th_fix th_fix_cold(const struct mcc_config_v1 *cfg);
+
+/* For tests that build their own host: a log that drops everything, and
+ * a domain's stats through ops (the call must succeed). */
+void th_log_quiet(void *arg, int level, const char *fmt, ...);
+struct mcc_domain_stats_v1 th_stats(const struct mcc_policy_v1 *ops, void *ctx, int kind,
+                                    const void *dom);
 
 void th_tick(struct th *h); /* advance one epoch and tick */
 void th_ticks(struct th *h, int n);
@@ -105,6 +135,9 @@ void th_calm(struct th *h, mcc_route *r, int epochs);
 void th_warm(struct th *h, mcc_device *d, mcc_route *r);
 /* Epochs of high pressure (deep queue, slow delivery). */
 void th_press(struct th *h, mcc_route *r, int epochs);
+/* n slices of 4 KiB on r at generation gen, each admitted and completed
+ * with `status` (no tick). */
+void th_slices(struct th *h, mcc_route *r, unsigned n, uint32_t gen, int32_t status);
 /* Drive a route from HEALTHY into QUARANTINED with route timeouts. */
 void th_quarantine_route(struct th *h, mcc_route *r, uint32_t gen);
 

@@ -137,13 +137,6 @@ static uint64_t diff_clock(void *arg)
 	return atomic_load(&((struct run *)arg)->now);
 }
 
-static void diff_log(void *arg, int level, const char *fmt, ...)
-{
-	(void)arg;
-	(void)level;
-	(void)fmt;
-}
-
 /* `p` as the last operation left it (dead: settled, refused or unused). */
 static int run_acquire(struct run *u, mcc_lane *l, mcc_route *r, uint64_t bytes, uint32_t gen,
                        const struct mcc_task_ref_v1 *t, struct mcc_permit_v1 *p)
@@ -184,11 +177,7 @@ static void run_tick(struct run *u, uint64_t advance_ns)
 
 static struct mcc_domain_stats_v1 run_stats(struct run *u, int kind, const void *dom)
 {
-	struct mcc_domain_stats_v1 s;
-	memset(&s, 0, sizeof(s));
-	s.struct_size = sizeof(s);
-	CU_ASSERT_EQUAL(u->ops->domain_stats(u->ctx, kind, dom, &s), 0);
-	return s;
+	return th_stats(u->ops, u->ctx, kind, dom);
 }
 
 /* Instance, `ndev` devices, `nroute` routes (route k on device k % ndev,
@@ -203,7 +192,7 @@ static void run_init(struct run *u, const struct mcc_policy_v1 *ops, bool genera
 	u->host = (struct mcc_host_v1){ MCC_POLICY_ABI_V1, sizeof(u->host), "test",
 		                        MCC_HOST_CAP_ASYNC_EVENTS | MCC_HOST_CAP_CQ_IDENTITY |
 		                            MCC_HOST_CAP_POLLER_PROGRESS | MCC_HOST_CAP_COMPLETION_TS,
-		                        diff_clock, u, diff_log, u, 4, 0 };
+		                        diff_clock, u, th_log_quiet, u, 4, 0 };
 	struct mcc_config_v1 c = *cfg;
 	c.mode = ops->mode;
 	CU_ASSERT_EQUAL_FATAL(ops->init(&u->host, &c, NULL, &u->ctx), 0);

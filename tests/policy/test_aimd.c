@@ -12,27 +12,9 @@
 #include "cu_driver.h"
 #include "harness.h"
 
-struct fix {
-	struct th *h;
-	mcc_device *d;
-	mcc_route *r;
-};
-
-static struct fix fx(const struct mcc_config_v1 *cfg)
-{
-	struct fix f;
-	f.h = th_new(&mcc_test_aimd_v1, cfg);
-	f.d = th_dev(f.h, 0);
-	f.r = th_route(f.h, f.d, 1, 1, 0, 1);
-	th_warm(f.h, f.d, f.r);
-	return f;
-}
-
 static void timeout_wc(struct th *h, mcc_route *r, uint32_t gen)
 {
-	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq(h, r, 4096, gen, 0, 0, 0, &p), MCC_ADMIT);
-	th_wc(h, &p, IBV_WC_RETRY_EXC_ERR, 0);
+	th_slices(h, r, 1, gen, IBV_WC_RETRY_EXC_ERR);
 }
 
 static void probe_ok(struct th *h, mcc_route *r, uint32_t gen)
@@ -45,7 +27,7 @@ static void probe_ok(struct th *h, mcc_route *r, uint32_t gen)
 
 static void test_windows_start_at_max_on_healthy_path(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).window_bytes, 16 * MiB);
 	CU_ASSERT_EQUAL(th_ds(f.h, f.d).window_bytes, 16 * MiB);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
@@ -55,7 +37,7 @@ static void test_windows_start_at_max_on_healthy_path(void)
 
 static void test_edge_healthy_to_congested_after_high_pressure_epochs(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	th_press(f.h, f.r, 1);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY); /* hysteresis: 1 of 2 */
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 16 * MiB);
@@ -72,7 +54,7 @@ static void test_edge_healthy_to_congested_after_high_pressure_epochs(void)
 
 static void test_edge_congested_to_healthy_after_low_pressure_epochs(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	th_press(f.h, f.r, 2);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_CONGESTED);
 	th_calm(f.h, f.r, 3);
@@ -86,7 +68,7 @@ static void test_edge_congested_to_healthy_after_low_pressure_epochs(void)
 
 static void test_at_most_one_multiplicative_cut_per_epoch(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	th_press(f.h, f.r, 1);
 	/* a storm of pressure in one epoch: receiver pressure, backlog growth */
 	for (int i = 0; i < 50; i++) {
@@ -108,7 +90,7 @@ static void test_at_most_one_multiplicative_cut_per_epoch(void)
 
 static void test_next_cut_waits_until_the_previous_one_took_effect(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	/* 12.5 MiB in flight, 1 slice delivered per epoch */
 	CU_ASSERT_EQUAL(th_push(f.h, f.r, 200, 64 * KiB, 1), 200);
 	th_epoch(f.h, f.r, 0, 1, 64 * KiB);
@@ -127,7 +109,7 @@ static void test_next_cut_waits_until_the_previous_one_took_effect(void)
 
 static void test_fast_recovery_halves_gap_then_additive_growth(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	/* 16 -> 8 MiB -> 4 MiB; pre-cut window 8 MiB */
 	th_press(f.h, f.r, 3);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 4 * MiB);
@@ -147,7 +129,7 @@ static void test_fast_recovery_halves_gap_then_additive_growth(void)
 
 static void test_window_clamped_to_min_and_max(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	for (int i = 0; i < 20; i++) {
 		/* a queue that keeps growing (400 us more each epoch, stamped on
 		 * the completions): high beyond any base the route learns */
@@ -169,7 +151,7 @@ static void test_window_clamped_to_min_and_max(void)
 
 static void test_idle_epochs_change_nothing(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	th_press(f.h, f.r, 2);
 	th_drain(f.h);
 	th_tick(f.h); /* the drain epoch itself: clean, low */
@@ -182,7 +164,7 @@ static void test_idle_epochs_change_nothing(void)
 
 static void test_drain_time_from_completion_timestamps(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	th_calm(f.h, f.r, 3); /* immediate completions: no pressure */
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
 	f.h->lat_ns = 2000000; /* 2 ms post -> poll, target 200 us */
@@ -195,7 +177,7 @@ static void test_drain_time_from_completion_timestamps(void)
 
 static void test_backlog_growth_is_pressure(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	for (int e = 0; e < 3; e++) { /* constant backlog: no pressure */
 		th_sig(f.h, MCC_SIG_BACKLOG, NULL, f.r, 0, 0, 1, 0, 4 * MiB, 0);
 		th_calm(f.h, f.r, 1);
@@ -213,7 +195,7 @@ static void test_backlog_growth_is_pressure(void)
 
 static void test_edge_healthy_to_suspect_on_route_timeout(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	timeout_wc(f.h, f.r, 1);
 	th_tick(f.h);
 	struct mcc_domain_stats_v1 s = th_rs(f.h, f.r);
@@ -229,7 +211,7 @@ static void test_edge_healthy_to_suspect_on_route_timeout(void)
 
 static void test_edge_congested_to_suspect_on_route_timeout(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	th_press(f.h, f.r, 2);
 	th_drain(f.h);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_CONGESTED);
@@ -241,7 +223,7 @@ static void test_edge_congested_to_suspect_on_route_timeout(void)
 
 static void test_edge_suspect_to_healthy_on_clean_success(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	timeout_wc(f.h, f.r, 1);
 	th_tick(f.h);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_SUSPECT);
@@ -252,7 +234,7 @@ static void test_edge_suspect_to_healthy_on_clean_success(void)
 
 static void test_edge_suspect_to_congested_on_success_after_congestion(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	th_press(f.h, f.r, 2);
 	th_drain(f.h);
 	timeout_wc(f.h, f.r, 1);
@@ -265,10 +247,9 @@ static void test_edge_suspect_to_congested_on_success_after_congestion(void)
 
 static void test_suspect_stops_window_growth(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.hard_error_threshold = 1000; /* stay SUSPECT */
-	struct fix f = fx(&c);
+	struct th_fix f = th_fix(&c);
 	th_press(f.h, f.r, 2);
 	th_drain(f.h);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 8 * MiB);
@@ -286,7 +267,7 @@ static void test_suspect_stops_window_growth(void)
 
 static void test_edge_suspect_to_quarantined_at_threshold(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	timeout_wc(f.h, f.r, 1);
 	timeout_wc(f.h, f.r, 1);
 	th_tick(f.h);
@@ -307,7 +288,7 @@ static void test_edge_suspect_to_quarantined_at_threshold(void)
 
 static void test_edge_healthy_to_quarantined_on_fatal_event(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	th_async(f.h, IBV_EVENT_PORT_ERR, f.d, NULL, 1, 0, 0);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_QUARANTINED); /* at once */
 	th_free(f.h);
@@ -315,7 +296,7 @@ static void test_edge_healthy_to_quarantined_on_fatal_event(void)
 
 static void test_edge_congested_to_quarantined_on_cq_fatal_event(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	th_press(f.h, f.r, 2);
 	th_drain(f.h);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_CONGESTED);
@@ -326,7 +307,7 @@ static void test_edge_congested_to_quarantined_on_cq_fatal_event(void)
 
 static void test_edge_suspect_to_quarantined_on_device_fatal_event(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	timeout_wc(f.h, f.r, 1);
 	th_tick(f.h);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_SUSPECT);
@@ -338,7 +319,7 @@ static void test_edge_suspect_to_quarantined_on_device_fatal_event(void)
 
 static void test_edge_quarantined_to_probing_after_cooldown(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	th_quarantine_route(f.h, f.r, 1);
 	th_advance_ms(f.h, 998);
 	th_tick(f.h); /* 999 ms */
@@ -354,7 +335,7 @@ static void test_edge_quarantined_to_probing_after_cooldown(void)
 
 static void test_probing_admits_only_new_generation(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	th_quarantine_route(f.h, f.r, 3);
 	th_advance_ms(f.h, 1000);
 	th_tick(f.h);
@@ -375,7 +356,7 @@ static void test_probing_admits_only_new_generation(void)
  * quarantines: that rebuilt generation never failed, so it may probe. */
 static void test_probing_admits_generation_rebuilt_before_quarantine(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	for (uint32_t i = 0; i < 3; i++) {
 		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 		CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 3, 0, 0, 0, &p), MCC_ADMIT);
@@ -397,10 +378,9 @@ static void test_probing_admits_generation_rebuilt_before_quarantine(void)
 
 static void test_probing_admits_only_a_bounded_probe(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.probe_window_bytes = 64 * KiB;
-	struct fix f = fx(&c);
+	struct th_fix f = th_fix(&c);
 	th_quarantine_route(f.h, f.r, 1);
 	th_advance_ms(f.h, 1000);
 	th_tick(f.h);
@@ -416,7 +396,7 @@ static void test_probing_admits_only_a_bounded_probe(void)
 
 static void test_edge_probing_to_congested_after_probe_successes(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	th_quarantine_route(f.h, f.r, 1);
 	th_advance_ms(f.h, 1000);
 	th_tick(f.h);
@@ -449,7 +429,7 @@ static void test_edge_probing_to_congested_after_probe_successes(void)
 
 static void test_edge_probing_to_quarantined_on_probe_failure(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	th_quarantine_route(f.h, f.r, 1);
 	th_advance_ms(f.h, 1000);
 	th_tick(f.h);
@@ -476,12 +456,11 @@ static void test_edge_probing_to_quarantined_on_probe_failure(void)
 
 static void test_flap_damping_doubles_cooldown_capped(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.cooldown_ms = 1000;
 	c.cooldown_max_ms = 3000;
 	c.flap_window_ms = 60000;
-	struct fix f = fx(&c);
+	struct th_fix f = th_fix(&c);
 	uint64_t expect[] = { 1000, 2000, 3000, 3000 };
 	uint32_t gen = 1;
 	for (int q = 0; q < 4; q++) {
@@ -514,7 +493,7 @@ static void test_flap_damping_doubles_cooldown_capped(void)
  * window (tests/policy/test_faults.c has the rest of these rules). */
 static void test_hard_errors_decay_after_a_quiet_flap_window(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	timeout_wc(f.h, f.r, 1);
 	timeout_wc(f.h, f.r, 1);
 	th_tick(f.h);
@@ -534,7 +513,7 @@ static void test_hard_errors_decay_after_a_quiet_flap_window(void)
 
 static void test_congestion_never_fails_over(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	for (int i = 0; i < 30; i++) {
 		th_press(f.h, f.r, 1);
 		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
@@ -551,7 +530,7 @@ static void test_congestion_never_fails_over(void)
 
 static void test_device_domain_runs_its_own_aimd(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	mcc_route *r2 = th_route(f.h, f.d, 2, 1, 0, 1);
 	th_warm(f.h, f.d, r2);
 	/* pressure shared by two routes shows on the device too */
@@ -699,8 +678,7 @@ static void test_same_backlog_behind_a_remote_bottleneck_is_congestion(void)
  * proportion (control.c "Pressure"): CONGESTED before D reaches 48. */
 static void test_own_share_of_a_shared_bottleneck_is_queueing(void)
 {
-	struct mcc_config_v1 cfg;
-	th_cfg_defaults(&cfg);
+	struct mcc_config_v1 cfg = th_cfg();
 	cfg.min_window_bytes = 4 * MiB; /* the backlog below always fits */
 	struct th *h = th_new(&mcc_test_aimd_v1, &cfg);
 	mcc_device *d = th_dev_rate(h, 0, LINE_BPS);
@@ -776,8 +754,7 @@ static void test_underfilled_pipe_does_not_read_as_pressure(void)
  * drain. A stall longer than the target is still pressure. */
 static void test_completion_gap_reads_as_linear_drain(void)
 {
-	struct mcc_config_v1 cfg;
-	th_cfg_defaults(&cfg);
+	struct mcc_config_v1 cfg = th_cfg();
 	cfg.target_drain_us = 100000;
 	struct th *h = th_new(&mcc_test_aimd_v1, &cfg);
 	mcc_device *d = th_dev_rate(h, 0, 0);
@@ -914,7 +891,7 @@ static unsigned admit_completing(struct th *h, mcc_route *r, unsigned max)
  * timeout) clears the pace: admission by the window again. */
 static void test_core_honours_the_pace_of_a_congested_route(void)
 {
-	struct fix f = fx(NULL);
+	struct th_fix f = th_fix(NULL);
 	struct th *h = f.h;
 	/* 1 ms of queueing over the base learned while warming (0), every
 	 * epoch: two high epochs, CONGESTED and cut to 8 MiB, then cut to the

@@ -58,13 +58,6 @@ static uint64_t ct_clock(void *arg)
 	return atomic_load(&((struct ct *)arg)->clock);
 }
 
-static void ct_log(void *arg, int level, const char *fmt, ...)
-{
-	(void)arg;
-	(void)level;
-	(void)fmt;
-}
-
 /* [module.aimd] credit_min_admits = 1: credit mode as soon as a domain is
  * HEALTHY with a large enough window, so the threads exercise it */
 static const char *ct_module_get(const struct mcc_config_v1 *cfg, const char *key)
@@ -91,7 +84,7 @@ static void ct_open(struct ct *c, const struct mcc_policy_v1 *ops, bool growth, 
 	atomic_init(&c->clock, 1000000000ull);
 	pthread_mutex_init(&c->tick_lock, NULL);
 	c->host = (struct mcc_host_v1){ MCC_POLICY_ABI_V1, sizeof(c->host), "test", 0, ct_clock, c,
-		                        ct_log, c, 4, 0 };
+		                        th_log_quiet, c, 4, 0 };
 	struct mcc_config_v1 cfg;
 	th_cfg_defaults(&cfg);
 	cfg.max_window_bytes = 4 * MiB; /* credit mode down to 1 MiB (4 x 4 lanes x 64 KiB) */

@@ -12,54 +12,24 @@
 #include "cu_driver.h"
 #include "harness.h"
 
-struct fix {
-	struct th *h;
-	mcc_device *d;
-	mcc_route *r;
-};
-
-static struct fix fx_cold(const struct mcc_config_v1 *c)
+/* n route timeouts (or successful probes) at generation gen, then a tick. */
+static void timeouts(struct th *h, mcc_route *r, unsigned n, uint32_t gen)
 {
-	struct fix f;
-	f.h = th_new(&mcc_test_aimd_v1, c);
-	f.d = th_dev(f.h, 0);
-	f.r = th_route(f.h, f.d, 1, 1, 0, 1);
-	return f;
-}
-
-static struct fix fx(const struct mcc_config_v1 *c)
-{
-	struct fix f = fx_cold(c);
-	th_warm(f.h, f.d, f.r); /* windows at the max (they start at the min) */
-	return f;
-}
-
-static void timeouts(struct th *h, mcc_route *r, int n, uint32_t gen)
-{
-	for (int i = 0; i < n; i++) {
-		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-		CU_ASSERT_EQUAL(th_acq(h, r, 4096, gen, 0, 0, 0, &p), MCC_ADMIT);
-		th_wc(h, &p, IBV_WC_RETRY_EXC_ERR, 0);
-	}
+	th_slices(h, r, n, gen, IBV_WC_RETRY_EXC_ERR);
 	th_tick(h);
 }
 
-static void probes(struct th *h, mcc_route *r, int n, uint32_t gen)
+static void probes(struct th *h, mcc_route *r, unsigned n, uint32_t gen)
 {
-	for (int i = 0; i < n; i++) {
-		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-		CU_ASSERT_EQUAL(th_acq(h, r, 4096, gen, 0, 0, 0, &p), MCC_ADMIT);
-		th_wc(h, &p, IBV_WC_SUCCESS, 0);
-	}
+	th_slices(h, r, n, gen, IBV_WC_SUCCESS);
 	th_tick(h);
 }
 
 static void test_config_hard_error_threshold_1_vs_3(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.hard_error_threshold = 1;
-	struct fix a = fx(&c), b = fx(NULL);
+	struct th_fix a = th_fix(&c), b = th_fix(NULL);
 	timeouts(a.h, a.r, 1, 1);
 	timeouts(b.h, b.r, 1, 1);
 	CU_ASSERT_EQUAL(th_rstate(a.h, a.r), MCC_PATH_QUARANTINED);
@@ -72,10 +42,9 @@ static void test_config_hard_error_threshold_1_vs_3(void)
 
 static void test_config_cooldown_ms(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.cooldown_ms = 250;
-	struct fix f = fx(&c);
+	struct th_fix f = th_fix(&c);
 	timeouts(f.h, f.r, 3, 1);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).cooldown_ms, 250);
 	th_advance_ms(f.h, 248);
@@ -88,11 +57,10 @@ static void test_config_cooldown_ms(void)
 
 static void test_config_probe_window_bytes(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.probe_window_bytes = 96 * KiB;
-	struct fix a = fx(&c), b = fx(NULL);
-	struct fix *fs[2] = { &a, &b };
+	struct th_fix a = th_fix(&c), b = th_fix(NULL);
+	struct th_fix *fs[2] = { &a, &b };
 	unsigned admitted[2];
 	for (int k = 0; k < 2; k++) {
 		timeouts(fs[k]->h, fs[k]->r, 3, 1);
@@ -108,10 +76,9 @@ static void test_config_probe_window_bytes(void)
 
 static void test_config_min_window_bytes(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.min_window_bytes = 2 * MiB;
-	struct fix f = fx(&c);
+	struct th_fix f = th_fix(&c);
 	for (int i = 0; i < 20; i++) {
 		th_press(f.h, f.r, 1);
 		th_drain(f.h);
@@ -126,10 +93,9 @@ static void test_config_min_window_bytes(void)
 
 static void test_config_max_window_bytes(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.max_window_bytes = 2 * MiB;
-	struct fix f = fx(&c);
+	struct th_fix f = th_fix(&c);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 2 * MiB); /* the start */
 	CU_ASSERT_EQUAL(th_push(f.h, f.r, 1000, 64 * KiB, 1), 32);
 	th_drain(f.h);
@@ -140,10 +106,9 @@ static void test_config_max_window_bytes(void)
 
 static void test_config_target_drain_us(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.target_drain_us = 1000000; /* 1 s: a 15 ms queue is fine */
-	struct fix a = fx(&c), b = fx(NULL);
+	struct th_fix a = th_fix(&c), b = th_fix(NULL);
 	th_press(a.h, a.r, 3);
 	th_press(b.h, b.r, 3);
 	CU_ASSERT_EQUAL(th_rstate(a.h, a.r), MCC_PATH_HEALTHY);
@@ -154,12 +119,10 @@ static void test_config_target_drain_us(void)
 
 static void test_config_high_pressure_epochs(void)
 {
-	struct mcc_config_v1 c1, c3;
-	th_cfg_defaults(&c1);
-	th_cfg_defaults(&c3);
+	struct mcc_config_v1 c1 = th_cfg(), c3 = th_cfg();
 	c1.high_pressure_epochs = 1;
 	c3.high_pressure_epochs = 3;
-	struct fix a = fx(&c1), b = fx(&c3);
+	struct th_fix a = th_fix(&c1), b = th_fix(&c3);
 	th_press(a.h, a.r, 1);
 	CU_ASSERT_EQUAL(th_rstate(a.h, a.r), MCC_PATH_CONGESTED);
 	th_press(b.h, b.r, 2);
@@ -172,12 +135,10 @@ static void test_config_high_pressure_epochs(void)
 
 static void test_config_low_pressure_epochs(void)
 {
-	struct mcc_config_v1 c1, c6;
-	th_cfg_defaults(&c1);
-	th_cfg_defaults(&c6);
+	struct mcc_config_v1 c1 = th_cfg(), c6 = th_cfg();
 	c1.low_pressure_epochs = 1;
 	c6.low_pressure_epochs = 6;
-	struct fix a = fx(&c1), b = fx(&c6);
+	struct th_fix a = th_fix(&c1), b = th_fix(&c6);
 	th_press(a.h, a.r, 2);
 	th_press(b.h, b.r, 2);
 	th_calm(a.h, a.r, 1);
@@ -192,10 +153,9 @@ static void test_config_low_pressure_epochs(void)
 
 static void test_config_md_percent(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.md_percent = 75;
-	struct fix f = fx(&c);
+	struct th_fix f = th_fix(&c);
 	th_press(f.h, f.r, 2);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 12 * MiB);
 	th_free(f.h);
@@ -203,11 +163,10 @@ static void test_config_md_percent(void)
 
 static void test_config_ai_bytes_and_fast_recovery_epochs(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.ai_bytes = 1 * MiB;
 	c.fast_recovery_epochs = 1;
-	struct fix f = fx(&c);
+	struct th_fix f = th_fix(&c);
 	th_press(f.h, f.r, 2); /* 16 -> 8 MiB */
 	th_calm(f.h, f.r, 4);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 12 * MiB); /* one fast-recovery epoch */
@@ -220,11 +179,10 @@ static void test_config_ai_bytes_and_fast_recovery_epochs(void)
 
 static void test_config_probe_successes(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.probe_successes = 1;
-	struct fix a = fx(&c), b = fx(NULL);
-	struct fix *fs[2] = { &a, &b };
+	struct th_fix a = th_fix(&c), b = th_fix(NULL);
+	struct th_fix *fs[2] = { &a, &b };
 	for (int k = 0; k < 2; k++) {
 		timeouts(fs[k]->h, fs[k]->r, 3, 1);
 		th_advance_ms(fs[k]->h, 1000);
@@ -241,7 +199,7 @@ static void test_config_probe_successes(void)
 }
 
 /* Quarantine, then fail the probe `n` times; returns the last cooldown. */
-static uint64_t requarantine(struct fix *f, int n, uint64_t wait_ms)
+static uint64_t requarantine(struct th_fix *f, int n, uint64_t wait_ms)
 {
 	uint64_t cd = 0;
 	uint32_t gen = 1;
@@ -260,10 +218,9 @@ static uint64_t requarantine(struct fix *f, int n, uint64_t wait_ms)
 
 static void test_config_cooldown_max_ms(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.cooldown_max_ms = 1500;
-	struct fix a = fx(&c), b = fx(NULL);
+	struct th_fix a = th_fix(&c), b = th_fix(NULL);
 	CU_ASSERT_EQUAL(requarantine(&a, 3, 0), 1500);
 	CU_ASSERT_EQUAL(requarantine(&b, 3, 0), 8000);
 	th_free(a.h);
@@ -272,10 +229,9 @@ static void test_config_cooldown_max_ms(void)
 
 static void test_config_flap_window_ms(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.flap_window_ms = 1500; /* re-quarantine 1 s + 1 s later: outside */
-	struct fix a = fx(&c), b = fx(NULL);
+	struct th_fix a = th_fix(&c), b = th_fix(NULL);
 	CU_ASSERT_EQUAL(requarantine(&a, 2, 1000), 1000);
 	CU_ASSERT_EQUAL(requarantine(&b, 2, 1000), 4000);
 	th_free(a.h);
@@ -284,11 +240,10 @@ static void test_config_flap_window_ms(void)
 
 static void test_config_epoch_us(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.epoch_us = 2000;
-	struct fix a = fx_cold(&c), b = fx_cold(NULL);
-	struct fix *fs[2] = { &a, &b };
+	struct th_fix a = th_fix_cold(&c), b = th_fix_cold(NULL);
+	struct th_fix *fs[2] = { &a, &b };
 	for (int k = 0; k < 2; k++) { /* the first tick measures over one epoch_us */
 		CU_ASSERT_EQUAL(th_push(fs[k]->h, fs[k]->r, 16, 64 * KiB, 1), 2); /* min window */
 		th_drain(fs[k]->h);
@@ -302,10 +257,9 @@ static void test_config_epoch_us(void)
 
 static void test_config_evidence_tasks(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.evidence_tasks = 2;
-	struct fix f = fx(&c);
+	struct th_fix f = th_fix(&c);
 	timeouts(f.h, f.r, 3, 1);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	for (uint64_t t = 1; t <= 3; t++)
@@ -331,12 +285,11 @@ static void test_config_recorder_entries(void)
 
 static void test_config_truncated_struct_uses_defaults_beyond_size(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.max_window_bytes = 4 * MiB;        /* inside */
 	c.hard_error_threshold = 1;           /* beyond: ignored */
 	c.struct_size = (uint32_t)offsetof(struct mcc_config_v1, target_drain_us);
-	struct fix f = fx(&c);
+	struct th_fix f = th_fix(&c);
 	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 4 * MiB);
 	timeouts(f.h, f.r, 1, 1);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_SUSPECT); /* default threshold 3 */
@@ -353,11 +306,10 @@ static const char *mod_get(const struct mcc_config_v1 *cfg, const char *key)
  * must be before a HEALTHY domain with a large window caches lane credit. */
 static void test_config_module_key_credit_min_admits(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.module_get = mod_get;
-	struct fix a = fx(&c), b = fx(NULL);
-	struct fix *fs[2] = { &a, &b };
+	struct th_fix a = th_fix(&c), b = th_fix(NULL);
+	struct th_fix *fs[2] = { &a, &b };
 	uint64_t inflight[2];
 	for (int k = 0; k < 2; k++) {
 		struct mcc_permit_v1 p = MCC_PERMIT_INIT;

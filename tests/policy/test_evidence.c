@@ -20,13 +20,9 @@ struct fix {
 
 static struct fix fx(const struct mcc_config_v1 *cfg)
 {
-	struct fix f;
-	f.h = th_new(&mcc_test_aimd_v1, cfg);
-	f.d = th_dev(f.h, 0);
-	f.d2 = th_dev(f.h, 1);
-	f.r = th_route(f.h, f.d, 1, 1, 5, 1);
-	f.r2 = th_route(f.h, f.d2, 2, 1, 6, 1);
-	return f;
+	static const struct th_rt rt[] = { { 0, 1, 1, 5 }, { 1, 2, 1, 6 } };
+	struct th *h = th_world(cfg, 2, rt, 2, false);
+	return (struct fix){ h, h->devs[0], h->devs[1], h->routes[0], h->routes[1] };
 }
 
 /* A window of one 64 KiB slice, held by a filler permit on r: any further
@@ -34,8 +30,7 @@ static struct fix fx(const struct mcc_config_v1 *cfg)
  * first (every route's bytes count in it). */
 static struct mcc_config_v1 one_slice(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.min_window_bytes = c.max_window_bytes = 64 * KiB;
 	return c;
 }

@@ -18,17 +18,9 @@ struct fix {
 
 static struct fix fx(const struct mcc_config_v1 *cfg)
 {
-	struct fix f;
-	f.h = th_new(&mcc_test_aimd_v1, cfg);
-	f.d = th_dev(f.h, 0);
-	f.d2 = th_dev(f.h, 1);
-	f.r = th_route(f.h, f.d, 1, 1, 5, 1);
-	f.r2 = th_route(f.h, f.d, 2, 1, 6, 1);
-	f.other = th_route(f.h, f.d2, 1, 1, 5, 1);
-	th_warm(f.h, f.d, f.r); /* windows at the max (they start at the min) */
-	th_warm(f.h, f.d, f.r2);
-	th_warm(f.h, f.d2, f.other);
-	return f;
+	static const struct th_rt rt[] = { { 0, 1, 1, 5 }, { 0, 2, 1, 6 }, { 1, 1, 1, 5 } };
+	struct th *h = th_world(cfg, 2, rt, 3, true);
+	return (struct fix){ h, h->devs[0], h->devs[1], h->routes[0], h->routes[1], h->routes[2] };
 }
 
 /* One WC with `status` for task (b, t) on route r. */
@@ -61,8 +53,7 @@ static void assert_dev_untouched(struct th *h, mcc_device *d)
 
 static void test_wc_success_records_bytes_and_resolves_task(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.min_window_bytes = c.max_window_bytes = 64 * KiB;
 	struct fix f = fx(&c);
 	struct mcc_permit_v1 filler = MCC_PERMIT_INIT, p = MCC_PERMIT_INIT;
@@ -407,8 +398,7 @@ static void test_async_unknown_event_changes_nothing(void)
 
 static void test_nonwc_defer_keeps_slice_queued_records_byte_window(void)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.min_window_bytes = c.max_window_bytes = 128 * KiB;
 	struct fix f = fx(&c);
 	CU_ASSERT_EQUAL(th_push(f.h, f.r, 2, 64 * KiB, 1), 2);

@@ -20,19 +20,11 @@ struct fix {
 
 static struct fix fx(void)
 {
-	struct fix f;
-	f.h = th_new(&mcc_test_aimd_v1, NULL);
-	f.d = th_dev(f.h, 0);
-	f.d2 = th_dev(f.h, 1);
-	f.r = th_route(f.h, f.d, 1, 1, 5, 1);
-	f.r_cq = th_route(f.h, f.d, 2, 1, 6, 1);
-	f.r_port = th_route(f.h, f.d, 3, 2, 5, 1);
-	f.o = th_route(f.h, f.d2, 1, 1, 5, 1);
-	th_warm(f.h, f.d, f.r); /* windows at the max (they start at the min) */
-	th_warm(f.h, f.d, f.r_cq);
-	th_warm(f.h, f.d, f.r_port);
-	th_warm(f.h, f.d2, f.o);
-	return f;
+	static const struct th_rt rt[] = { { 0, 1, 1, 5 }, { 0, 2, 1, 6 }, { 0, 3, 2, 5 },
+		                           { 1, 1, 1, 5 } };
+	struct th *h = th_world(NULL, 2, rt, 4, true);
+	return (struct fix){ h, h->devs[0], h->devs[1], h->routes[0], h->routes[1], h->routes[2],
+		             h->routes[3] };
 }
 
 static bool healthy(struct th *h, mcc_route *r)
