@@ -5,6 +5,7 @@
  * enumerator of the installed <infiniband/verbs.h> (generated at build time).
  */
 #include <infiniband/verbs.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,21 +15,79 @@
 
 #define HAS(c, f) (((c).flags & (f)) != 0)
 
-static void expect(struct mcc_cls c, int cls, int scope, int reason)
+/* A row of the RFC's WC or async-event matrix: each of its codes
+ * classifies with class `cls`, scope `scope` and reason `reason` (ANY: not
+ * a column of that row), the flags `on` all set and `off` all clear. */
+#define ANY (-1)
+struct row {
+	const char *what;
+	int cls, scope, reason;
+	unsigned on, off;
+	unsigned n;
+	int32_t code[12];
+};
+#define CODES(...) (unsigned)(sizeof((int32_t[]){ __VA_ARGS__ }) / sizeof(int32_t)), { __VA_ARGS__ }
+#define KNOWN MCC_CLS_F_KNOWN
+#define HARD MCC_CLS_F_HARD
+#define QUAR MCC_CLS_F_QUARANTINE
+#define PRESSURE MCC_CLS_F_PRESSURE
+
+static void check_rows(enum mcc_src src, const struct row *rows, unsigned nrows)
 {
-	CU_ASSERT_EQUAL(c.cls, cls);
-	CU_ASSERT_EQUAL(c.scope, scope);
-	CU_ASSERT_EQUAL(c.reason, reason);
-	CU_ASSERT(HAS(c, MCC_CLS_F_KNOWN));
+	for (unsigned i = 0; i < nrows; i++)
+		for (unsigned k = 0; k < rows[i].n; k++) {
+			const struct row *w = &rows[i];
+			struct mcc_cls c = mcc_classify(src, w->code[k], 0);
+			bool ok = (w->cls == ANY || c.cls == w->cls) &&
+			          (w->scope == ANY || c.scope == w->scope) &&
+			          (w->reason == ANY || c.reason == w->reason) &&
+			          (c.flags & w->on) == w->on && (c.flags & w->off) == 0;
+			if (!ok)
+				fprintf(stderr, "%s: code %d reads class %u scope %u reason %u flags %#x\n",
+				        w->what, w->code[k], c.cls, c.scope, c.reason, c.flags);
+			CU_ASSERT(ok);
+		}
 }
 
 /* ---------------------------------------------------------- WC matrix rows */
 
-static void test_cls_wc_success(void)
+static void test_cls_wc_matrix_rows(void)
 {
-	struct mcc_cls c = mcc_classify_wc(IBV_WC_SUCCESS);
-	expect(c, MCC_CLASS_SUCCESS, MCC_SCOPE_OPERATION, MCC_REASON_NONE);
-	CU_ASSERT(!HAS(c, MCC_CLS_F_HARD));
+	static const struct row rows[] = {
+		{ "success", MCC_CLASS_SUCCESS, MCC_SCOPE_OPERATION, MCC_REASON_NONE, KNOWN, HARD,
+		  CODES(IBV_WC_SUCCESS) },
+		/* receiver pressure never declares the rail failed */
+		{ "rnr retries exceeded", MCC_CLASS_RECEIVER_PRESSURE, MCC_SCOPE_QP,
+		  MCC_REASON_RECEIVER_PRESSURE, KNOWN | PRESSURE, HARD,
+		  CODES(IBV_WC_RNR_RETRY_EXC_ERR) },
+		/* a hard error; only the threshold quarantines */
+		{ "route timeout", MCC_CLASS_ROUTE_TIMEOUT, MCC_SCOPE_QP, MCC_REASON_ROUTE_TIMEOUT,
+		  KNOWN | HARD, QUAR, CODES(IBV_WC_RETRY_EXC_ERR, IBV_WC_RESP_TIMEOUT_ERR) },
+		{ "local operation error", MCC_CLASS_LOCAL_CONFIGURATION, MCC_SCOPE_OPERATION,
+		  MCC_REASON_LOCAL_CONFIGURATION, KNOWN, HARD | PRESSURE,
+		  CODES(IBV_WC_LOC_LEN_ERR, IBV_WC_LOC_PROT_ERR, IBV_WC_MW_BIND_ERR,
+		        IBV_WC_LOC_ACCESS_ERR) },
+		{ "local QP error", MCC_CLASS_LOCAL_CONFIGURATION, MCC_SCOPE_QP,
+		  MCC_REASON_LOCAL_CONFIGURATION, KNOWN, HARD | PRESSURE,
+		  CODES(IBV_WC_LOC_QP_OP_ERR, IBV_WC_LOC_EEC_OP_ERR, IBV_WC_LOC_RDD_VIOL_ERR,
+		        IBV_WC_INV_EECN_ERR, IBV_WC_INV_EEC_STATE_ERR) },
+		{ "remote metadata", MCC_CLASS_REMOTE_METADATA, MCC_SCOPE_OPERATION,
+		  MCC_REASON_REMOTE_METADATA, KNOWN | MCC_CLS_F_ESCALATE, HARD | QUAR,
+		  CODES(IBV_WC_BAD_RESP_ERR, IBV_WC_REM_INV_REQ_ERR, IBV_WC_REM_ACCESS_ERR,
+		        IBV_WC_REM_OP_ERR, IBV_WC_REM_INV_RD_REQ_ERR, IBV_WC_REM_ABORT_ERR) },
+		/* derived: never increments hard errors */
+		{ "flush", MCC_CLASS_DERIVED_FLUSH, MCC_SCOPE_QP, MCC_REASON_DERIVED_FLUSH, KNOWN,
+		  HARD, CODES(IBV_WC_WR_FLUSH_ERR) },
+		/* a hard error that never widens directly */
+		{ "fatal, general, tag matching", MCC_CLASS_FATAL, MCC_SCOPE_QP, MCC_REASON_FATAL,
+		  KNOWN | HARD, QUAR,
+		  CODES(IBV_WC_FATAL_ERR, IBV_WC_GENERAL_ERR, IBV_WC_TM_ERR,
+		        IBV_WC_TM_RNDV_INCOMPLETE) },
+		/* unknown statuses fail closed */
+		{ "unknown status", MCC_CLASS_FATAL, MCC_SCOPE_QP, ANY, HARD, KNOWN | QUAR,
+		  CODES(-1, 999, 0x7fffffff, IBV_WC_TM_RNDV_INCOMPLETE + 100) },
+	};
+	check_rows(MCC_SRC_WC, rows, sizeof(rows) / sizeof(rows[0]));
 }
 
 static void test_cls_wc_congestion_row_is_success_plus_pressure(void)
@@ -42,166 +101,33 @@ static void test_cls_wc_congestion_row_is_success_plus_pressure(void)
 	CU_ASSERT_EQUAL(mcc_reason_projection(MCC_REASON_CONGESTION_FEEDBACK), MCC_TASK_CONGESTED);
 }
 
-static void test_cls_wc_rnr_retry_exc_receiver_pressure_qp(void)
-{
-	struct mcc_cls c = mcc_classify_wc(IBV_WC_RNR_RETRY_EXC_ERR);
-	expect(c, MCC_CLASS_RECEIVER_PRESSURE, MCC_SCOPE_QP, MCC_REASON_RECEIVER_PRESSURE);
-	CU_ASSERT(HAS(c, MCC_CLS_F_PRESSURE));
-	CU_ASSERT(!HAS(c, MCC_CLS_F_HARD)); /* never declares the rail failed */
-}
-
-static void test_cls_wc_retry_exc_resp_timeout_route_timeout_qp(void)
-{
-	int s[] = { IBV_WC_RETRY_EXC_ERR, IBV_WC_RESP_TIMEOUT_ERR };
-	for (unsigned i = 0; i < 2; i++) {
-		struct mcc_cls c = mcc_classify_wc(s[i]);
-		expect(c, MCC_CLASS_ROUTE_TIMEOUT, MCC_SCOPE_QP, MCC_REASON_ROUTE_TIMEOUT);
-		CU_ASSERT(HAS(c, MCC_CLS_F_HARD));
-		CU_ASSERT(!HAS(c, MCC_CLS_F_QUARANTINE)); /* only the threshold quarantines */
-	}
-}
-
-static void test_cls_wc_local_operation_errors(void)
-{
-	int s[] = { IBV_WC_LOC_LEN_ERR, IBV_WC_LOC_PROT_ERR, IBV_WC_MW_BIND_ERR,
-		    IBV_WC_LOC_ACCESS_ERR };
-	for (unsigned i = 0; i < 4; i++) {
-		struct mcc_cls c = mcc_classify_wc(s[i]);
-		expect(c, MCC_CLASS_LOCAL_CONFIGURATION, MCC_SCOPE_OPERATION,
-		       MCC_REASON_LOCAL_CONFIGURATION);
-		CU_ASSERT(!HAS(c, MCC_CLS_F_HARD) && !HAS(c, MCC_CLS_F_PRESSURE));
-	}
-}
-
-static void test_cls_wc_local_qp_errors(void)
-{
-	int s[] = { IBV_WC_LOC_QP_OP_ERR, IBV_WC_LOC_EEC_OP_ERR, IBV_WC_LOC_RDD_VIOL_ERR,
-		    IBV_WC_INV_EECN_ERR, IBV_WC_INV_EEC_STATE_ERR };
-	for (unsigned i = 0; i < 5; i++) {
-		struct mcc_cls c = mcc_classify_wc(s[i]);
-		expect(c, MCC_CLASS_LOCAL_CONFIGURATION, MCC_SCOPE_QP,
-		       MCC_REASON_LOCAL_CONFIGURATION);
-		CU_ASSERT(!HAS(c, MCC_CLS_F_HARD) && !HAS(c, MCC_CLS_F_PRESSURE));
-	}
-}
-
-static void test_cls_wc_remote_metadata_errors(void)
-{
-	int s[] = { IBV_WC_BAD_RESP_ERR,   IBV_WC_REM_INV_REQ_ERR,    IBV_WC_REM_ACCESS_ERR,
-		    IBV_WC_REM_OP_ERR, IBV_WC_REM_INV_RD_REQ_ERR, IBV_WC_REM_ABORT_ERR };
-	for (unsigned i = 0; i < 6; i++) {
-		struct mcc_cls c = mcc_classify_wc(s[i]);
-		expect(c, MCC_CLASS_REMOTE_METADATA, MCC_SCOPE_OPERATION, MCC_REASON_REMOTE_METADATA);
-		CU_ASSERT(!HAS(c, MCC_CLS_F_HARD) && !HAS(c, MCC_CLS_F_QUARANTINE));
-		CU_ASSERT(HAS(c, MCC_CLS_F_ESCALATE));
-	}
-}
-
-static void test_cls_wc_flush_is_derived(void)
-{
-	struct mcc_cls c = mcc_classify_wc(IBV_WC_WR_FLUSH_ERR);
-	expect(c, MCC_CLASS_DERIVED_FLUSH, MCC_SCOPE_QP, MCC_REASON_DERIVED_FLUSH);
-	CU_ASSERT(!HAS(c, MCC_CLS_F_HARD)); /* never increments hard errors */
-}
-
-static void test_cls_wc_fatal_general_tm(void)
-{
-	int s[] = { IBV_WC_FATAL_ERR, IBV_WC_GENERAL_ERR, IBV_WC_TM_ERR, IBV_WC_TM_RNDV_INCOMPLETE };
-	for (unsigned i = 0; i < 4; i++) {
-		struct mcc_cls c = mcc_classify_wc(s[i]);
-		expect(c, MCC_CLASS_FATAL, MCC_SCOPE_QP, MCC_REASON_FATAL);
-		CU_ASSERT(HAS(c, MCC_CLS_F_HARD));
-		CU_ASSERT(!HAS(c, MCC_CLS_F_QUARANTINE)); /* never widens directly */
-	}
-}
-
-static void test_cls_wc_unknown_fails_closed(void)
-{
-	int s[] = { -1, 999, 0x7fffffff, IBV_WC_TM_RNDV_INCOMPLETE + 100 };
-	for (unsigned i = 0; i < 4; i++) {
-		struct mcc_cls c = mcc_classify_wc(s[i]);
-		CU_ASSERT_EQUAL(c.cls, MCC_CLASS_FATAL);
-		CU_ASSERT_EQUAL(c.scope, MCC_SCOPE_QP);
-		CU_ASSERT(HAS(c, MCC_CLS_F_HARD));
-		CU_ASSERT(!HAS(c, MCC_CLS_F_KNOWN));
-		CU_ASSERT(!HAS(c, MCC_CLS_F_QUARANTINE));
-	}
-}
-
 /* -------------------------------------------------------- async matrix rows */
 
-static void test_cls_async_qp_errors_one_hard_error(void)
+static void test_cls_async_matrix_rows(void)
 {
-	int s[] = { IBV_EVENT_QP_FATAL, IBV_EVENT_QP_REQ_ERR, IBV_EVENT_QP_ACCESS_ERR };
-	for (unsigned i = 0; i < 3; i++) {
-		struct mcc_cls c = mcc_classify_async(s[i]);
-		CU_ASSERT_EQUAL(c.cls, MCC_CLASS_FATAL);
-		CU_ASSERT_EQUAL(c.scope, MCC_SCOPE_QP);
-		CU_ASSERT(HAS(c, MCC_CLS_F_KNOWN) && HAS(c, MCC_CLS_F_HARD));
-		CU_ASSERT(!HAS(c, MCC_CLS_F_QUARANTINE));
-	}
-}
-
-static void test_cls_async_wq_srq_report_qp_scope(void)
-{
-	int s[] = { IBV_EVENT_WQ_FATAL, IBV_EVENT_SRQ_ERR };
-	for (unsigned i = 0; i < 2; i++) {
-		struct mcc_cls c = mcc_classify_async(s[i]);
-		CU_ASSERT_EQUAL(c.scope, MCC_SCOPE_QP);
-		CU_ASSERT(HAS(c, MCC_CLS_F_KNOWN) && HAS(c, MCC_CLS_F_HARD));
-	}
-}
-
-static void test_cls_async_cq_err_cq_quarantine(void)
-{
-	struct mcc_cls c = mcc_classify_async(IBV_EVENT_CQ_ERR);
-	CU_ASSERT_EQUAL(c.scope, MCC_SCOPE_CQ);
-	CU_ASSERT(HAS(c, MCC_CLS_F_KNOWN) && HAS(c, MCC_CLS_F_QUARANTINE));
-}
-
-static void test_cls_async_path_mig_err_route_hard(void)
-{
-	struct mcc_cls c = mcc_classify_async(IBV_EVENT_PATH_MIG_ERR);
-	CU_ASSERT_EQUAL(c.scope, MCC_SCOPE_ROUTE);
-	CU_ASSERT(HAS(c, MCC_CLS_F_KNOWN) && HAS(c, MCC_CLS_F_HARD));
-	CU_ASSERT(!HAS(c, MCC_CLS_F_QUARANTINE));
-}
-
-static void test_cls_async_port_err_port_scope(void)
-{
-	struct mcc_cls c = mcc_classify_async(IBV_EVENT_PORT_ERR);
-	CU_ASSERT_EQUAL(c.scope, MCC_SCOPE_PORT);
-	CU_ASSERT(HAS(c, MCC_CLS_F_KNOWN) && HAS(c, MCC_CLS_F_QUARANTINE));
-}
-
-static void test_cls_async_device_fatal_device_scope(void)
-{
-	struct mcc_cls c = mcc_classify_async(IBV_EVENT_DEVICE_FATAL);
-	CU_ASSERT_EQUAL(c.scope, MCC_SCOPE_DEVICE);
-	CU_ASSERT(HAS(c, MCC_CLS_F_KNOWN) && HAS(c, MCC_CLS_F_QUARANTINE));
-}
-
-static void test_cls_async_non_failure_events_are_hints(void)
-{
-	int s[] = { IBV_EVENT_PORT_ACTIVE, IBV_EVENT_GID_CHANGE,       IBV_EVENT_LID_CHANGE,
-		    IBV_EVENT_PKEY_CHANGE, IBV_EVENT_PATH_MIG,          IBV_EVENT_CLIENT_REREGISTER,
-		    IBV_EVENT_SM_CHANGE,   IBV_EVENT_COMM_EST,          IBV_EVENT_SQ_DRAINED,
-		    IBV_EVENT_SRQ_LIMIT_REACHED, IBV_EVENT_QP_LAST_WQE_REACHED };
-	for (unsigned i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
-		struct mcc_cls c = mcc_classify_async(s[i]);
-		CU_ASSERT_EQUAL(c.cls, MCC_CLASS_RECOVERY_HINT);
-		CU_ASSERT(HAS(c, MCC_CLS_F_KNOWN) && HAS(c, MCC_CLS_F_HINT));
-		CU_ASSERT(!HAS(c, MCC_CLS_F_HARD) && !HAS(c, MCC_CLS_F_QUARANTINE));
-	}
-}
-
-static void test_cls_async_unknown_no_change(void)
-{
-	struct mcc_cls c = mcc_classify_async(12345);
-	CU_ASSERT_EQUAL(c.cls, MCC_CLASS_NONE);
-	CU_ASSERT(!HAS(c, MCC_CLS_F_KNOWN));
-	CU_ASSERT(!HAS(c, MCC_CLS_F_HARD) && !HAS(c, MCC_CLS_F_QUARANTINE) &&
-	          !HAS(c, MCC_CLS_F_PRESSURE));
+	static const struct row rows[] = {
+		/* one hard error each, no quarantine */
+		{ "QP error", MCC_CLASS_FATAL, MCC_SCOPE_QP, ANY, KNOWN | HARD, QUAR,
+		  CODES(IBV_EVENT_QP_FATAL, IBV_EVENT_QP_REQ_ERR, IBV_EVENT_QP_ACCESS_ERR) },
+		{ "WQ / SRQ error", ANY, MCC_SCOPE_QP, ANY, KNOWN | HARD, 0,
+		  CODES(IBV_EVENT_WQ_FATAL, IBV_EVENT_SRQ_ERR) },
+		{ "CQ error", ANY, MCC_SCOPE_CQ, ANY, KNOWN | QUAR, 0, CODES(IBV_EVENT_CQ_ERR) },
+		{ "path migration error", ANY, MCC_SCOPE_ROUTE, ANY, KNOWN | HARD, QUAR,
+		  CODES(IBV_EVENT_PATH_MIG_ERR) },
+		{ "port error", ANY, MCC_SCOPE_PORT, ANY, KNOWN | QUAR, 0, CODES(IBV_EVENT_PORT_ERR) },
+		{ "device fatal", ANY, MCC_SCOPE_DEVICE, ANY, KNOWN | QUAR, 0,
+		  CODES(IBV_EVENT_DEVICE_FATAL) },
+		/* events that are no failure are recovery hints */
+		{ "hint", MCC_CLASS_RECOVERY_HINT, ANY, ANY, KNOWN | MCC_CLS_F_HINT, HARD | QUAR,
+		  CODES(IBV_EVENT_PORT_ACTIVE, IBV_EVENT_GID_CHANGE, IBV_EVENT_LID_CHANGE,
+		        IBV_EVENT_PKEY_CHANGE, IBV_EVENT_PATH_MIG, IBV_EVENT_CLIENT_REREGISTER,
+		        IBV_EVENT_SM_CHANGE, IBV_EVENT_COMM_EST, IBV_EVENT_SQ_DRAINED,
+		        IBV_EVENT_SRQ_LIMIT_REACHED, IBV_EVENT_QP_LAST_WQE_REACHED) },
+		/* an unknown event changes nothing */
+		{ "unknown event", MCC_CLASS_NONE, ANY, ANY, 0, KNOWN | HARD | QUAR | PRESSURE,
+		  CODES(12345) },
+	};
+	check_rows(MCC_SRC_ASYNC, rows, sizeof(rows) / sizeof(rows[0]));
 }
 
 /* ------------------------------------------------------- non-WC matrix rows */
@@ -390,24 +316,9 @@ static void test_cls_reason_projection_table(void)
 }
 
 MCC_CU_SUITE(t_init_classify_tests, "policy_classify", NULL, NULL,
-             test_cls_wc_success,
+             test_cls_wc_matrix_rows,
              test_cls_wc_congestion_row_is_success_plus_pressure,
-             test_cls_wc_rnr_retry_exc_receiver_pressure_qp,
-             test_cls_wc_retry_exc_resp_timeout_route_timeout_qp,
-             test_cls_wc_local_operation_errors,
-             test_cls_wc_local_qp_errors,
-             test_cls_wc_remote_metadata_errors,
-             test_cls_wc_flush_is_derived,
-             test_cls_wc_fatal_general_tm,
-             test_cls_wc_unknown_fails_closed,
-             test_cls_async_qp_errors_one_hard_error,
-             test_cls_async_wq_srq_report_qp_scope,
-             test_cls_async_cq_err_cq_quarantine,
-             test_cls_async_path_mig_err_route_hard,
-             test_cls_async_port_err_port_scope,
-             test_cls_async_device_fatal_device_scope,
-             test_cls_async_non_failure_events_are_hints,
-             test_cls_async_unknown_no_change,
+             test_cls_async_matrix_rows,
              test_cls_nonwc_defer_byte_window,
              test_cls_nonwc_avoid_path_quarantined_not_a_failure,
              test_cls_nonwc_generation_change_unknown,

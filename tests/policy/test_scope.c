@@ -39,6 +39,31 @@ static bool dev_healthy(struct th *h, mcc_device *d)
 	return s.state == MCC_PATH_HEALTHY && s.window_bytes == 16 * MiB && s.quarantines == 0;
 }
 
+enum { R = 1, R_CQ = 2, R_PORT = 4, O = 8 };
+
+/* The scope evidence reached: the routes in `quarantined` (R, R_CQ,
+ * R_PORT, O) and, when `dev`, device d are QUARANTINED; every other route
+ * and device is untouched (HEALTHY at the max, no error counted). A failure
+ * names the domain. */
+static void check_scope(const struct fix *f, unsigned quarantined, bool dev)
+{
+	const struct {
+		mcc_route *r;
+		const char *name;
+	} rt[] = { { f->r, "route r" }, { f->r_cq, "route r_cq" }, { f->r_port, "route r_port" },
+		   { f->o, "route o" } };
+	for (unsigned i = 0; i < 4; i++) {
+		bool ok = quarantined & (1u << i) ? th_rstate(f->h, rt[i].r) == MCC_PATH_QUARANTINED
+		                                  : healthy(f->h, rt[i].r);
+		CU_assertImplementation(ok, __LINE__, rt[i].name, __FILE__, "", CU_FALSE);
+	}
+	CU_assertImplementation(dev ? th_dstate(f->h, f->d) == MCC_PATH_QUARANTINED
+	                            : dev_healthy(f->h, f->d),
+	                        __LINE__, "device d", __FILE__, "", CU_FALSE);
+	CU_assertImplementation(dev_healthy(f->h, f->d2), __LINE__, "device d2", __FILE__, "",
+	                        CU_FALSE);
+}
+
 static void errwc(struct th *h, mcc_route *r, int32_t st, uint32_t verr, uint32_t gen)
 {
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
@@ -52,12 +77,7 @@ static void test_scope_route_evidence_stays_on_that_route(void)
 	for (int i = 0; i < 3; i++)
 		errwc(f.h, f.r, IBV_WC_RETRY_EXC_ERR, 0, 1);
 	th_tick(f.h);
-	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_QUARANTINED);
-	CU_ASSERT(healthy(f.h, f.r_cq));
-	CU_ASSERT(healthy(f.h, f.r_port));
-	CU_ASSERT(healthy(f.h, f.o));
-	CU_ASSERT(dev_healthy(f.h, f.d));
-	CU_ASSERT(dev_healthy(f.h, f.d2));
+	check_scope(&f, R, false);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r_cq, 4096, &p), MCC_ADMIT); /* same device */
 	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
@@ -68,12 +88,7 @@ static void test_scope_port_evidence_only_on_routes_of_that_port(void)
 {
 	struct fix f = fx();
 	th_async(f.h, IBV_EVENT_PORT_ERR, f.d, NULL, 1, 0, 0);
-	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_QUARANTINED);
-	CU_ASSERT_EQUAL(th_rstate(f.h, f.r_cq), MCC_PATH_QUARANTINED);
-	CU_ASSERT(healthy(f.h, f.r_port));
-	CU_ASSERT(healthy(f.h, f.o)); /* port 1 of another device */
-	CU_ASSERT(dev_healthy(f.h, f.d));
-	CU_ASSERT(dev_healthy(f.h, f.d2));
+	check_scope(&f, R | R_CQ, false); /* not o: port 1 of another device */
 	th_free(f.h);
 }
 
@@ -81,11 +96,7 @@ static void test_scope_cq_evidence_only_on_routes_with_that_cq(void)
 {
 	struct fix f = fx();
 	th_async(f.h, IBV_EVENT_CQ_ERR, f.d, NULL, 0, 5, 0);
-	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_QUARANTINED);
-	CU_ASSERT_EQUAL(th_rstate(f.h, f.r_port), MCC_PATH_QUARANTINED); /* cq 5 too */
-	CU_ASSERT(healthy(f.h, f.r_cq));
-	CU_ASSERT(healthy(f.h, f.o)); /* cq id 5 of another device */
-	CU_ASSERT(dev_healthy(f.h, f.d));
+	check_scope(&f, R | R_PORT, false); /* r_port: cq 5 too; not o: cq id 5 of another device */
 	th_free(f.h);
 }
 
@@ -93,13 +104,8 @@ static void test_scope_device_evidence_stays_local_never_remote(void)
 {
 	struct fix f = fx();
 	th_async(f.h, IBV_EVENT_DEVICE_FATAL, f.d, NULL, 0, 0, 0);
-	CU_ASSERT_EQUAL(th_dstate(f.h, f.d), MCC_PATH_QUARANTINED);
-	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_QUARANTINED);
-	CU_ASSERT_EQUAL(th_rstate(f.h, f.r_cq), MCC_PATH_QUARANTINED);
-	CU_ASSERT_EQUAL(th_rstate(f.h, f.r_port), MCC_PATH_QUARANTINED);
 	/* the peer (same route id, same remote) through d2 is untouched */
-	CU_ASSERT(healthy(f.h, f.o));
-	CU_ASSERT(dev_healthy(f.h, f.d2));
+	check_scope(&f, R | R_CQ | R_PORT, true);
 	/* a route opened on the isolated device avoids too */
 	mcc_route *late = th_route(f.h, f.d, 9, 1, 9, 1);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
@@ -121,11 +127,7 @@ static void test_scope_vendor_err_never_widens(void)
 		errwc(f.h, f.r_cq, IBV_WC_WR_FLUSH_ERR, 0x81u, 1);
 	}
 	th_tick(f.h);
-	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_QUARANTINED); /* its own threshold */
-	CU_ASSERT(healthy(f.h, f.r_cq));
-	CU_ASSERT(healthy(f.h, f.r_port));
-	CU_ASSERT(healthy(f.h, f.o));
-	CU_ASSERT(dev_healthy(f.h, f.d));
+	check_scope(&f, R, false); /* r by its own threshold */
 	th_free(f.h);
 }
 
