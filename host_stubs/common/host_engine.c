@@ -5,6 +5,56 @@
 #include <errno.h>
 #include <string.h>
 
+void mcc_host_eng_cfg_defaults(struct mcc_host_eng_cfg *c, int is_tent, uint32_t node)
+{
+	memset(c, 0, sizeof(*c));
+	c->is_tent = is_tent;
+	te_config_defaults(&c->te);
+	tent_config_defaults(&c->tent);
+	c->te.node = c->tent.node = node;
+}
+
+void mcc_host_eng_cfg_ib(struct mcc_host_eng_cfg *c, int timeout, int retry_cnt, int rnr_retry)
+{
+	if (timeout >= 0)
+		c->te.ib_timeout = c->tent.ib_timeout = (uint8_t)timeout;
+	if (retry_cnt >= 0)
+		c->te.ib_retry_cnt = c->tent.ib_retry_cnt = (uint8_t)retry_cnt;
+	if (rnr_retry >= 0)
+		c->te.ib_rnr_retry = c->tent.ib_rnr_retry = (uint8_t)rnr_retry;
+}
+
+int mcc_host_eng_create(struct mcc_host_engine *h, const struct mcc_host_eng_cfg *c,
+                        const struct mcc_host_env *env,
+                        void (*done)(void *arg, uint64_t batch, uint64_t task), void *arg)
+{
+	memset(h, 0, sizeof(*h));
+	if (!c->is_tent) {
+		h->te = te_engine_create(&c->te, env);
+		if (h->te)
+			te_set_task_notify(h->te, done, arg);
+	} else {
+		h->tent = tent_engine_create(&c->tent, env);
+		if (h->tent)
+			tent_set_task_notify(h->tent, done, arg);
+	}
+	return h->te || h->tent ? 0 : -ENOMEM;
+}
+
+int mcc_host_eng_register(const struct mcc_host_engine *h, void *addr, size_t len)
+{
+	return h->te ? te_register_memory(h->te, addr, len) : tent_register_memory(h->tent, addr, len);
+}
+
+void mcc_host_eng_destroy(struct mcc_host_engine *h)
+{
+	if (h->te)
+		te_engine_destroy(h->te);
+	if (h->tent)
+		tent_engine_destroy(h->tent);
+	memset(h, 0, sizeof(*h));
+}
+
 int mcc_host_eng_submit(const struct mcc_host_engine *h, const struct mcc_host_xfer *x,
                         uint64_t *batch)
 {
@@ -18,14 +68,12 @@ int mcc_host_eng_submit(const struct mcc_host_engine *h, const struct mcc_host_x
 	*batch = tent_allocate_batch(h->tent, 1);
 	if (!*batch)
 		return -ENOMEM;
-	tent_request_t rq;
-	memset(&rq, 0, sizeof(rq));
-	rq.opcode = x->opcode;
-	rq.source = x->src;
-	rq.target_id = x->seg;
-	rq.target_offset = x->off;
-	rq.length = x->len;
-	rq.priority = x->tent_prio;
+	tent_request_t rq = {.opcode = x->opcode,
+	                     .source = x->src,
+	                     .target_id = x->seg,
+	                     .target_offset = x->off,
+	                     .length = x->len,
+	                     .priority = x->tent_prio};
 	return tent_submit(h->tent, *batch, &rq, 1);
 }
 

@@ -12,6 +12,7 @@
 #include "../te/te.h"
 #include "../tent/tent.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -23,6 +24,29 @@ struct mcc_host_engine {
 	te_engine *te;
 	tent_engine *tent;
 };
+
+/* Both engines' configurations, each from its defaults: create makes the
+ * engine `is_tent` names from its own. */
+struct mcc_host_eng_cfg {
+	int is_tent;
+	struct te_config te;
+	struct tent_config tent;
+};
+/* The defaults of both, local machine `node` set in both. */
+void mcc_host_eng_cfg_defaults(struct mcc_host_eng_cfg *c, int is_tent, uint32_t node);
+/* The QP settings both engines share, set in both (a negative one keeps
+ * the default). */
+void mcc_host_eng_cfg_ib(struct mcc_host_eng_cfg *c, int timeout, int retry_cnt, int rnr_retry);
+
+/* Creates the engine into h (which it zeroes first) and points its task
+ * completion notifier at done(arg, batch, task). 0 or -ENOMEM. */
+int mcc_host_eng_create(struct mcc_host_engine *h, const struct mcc_host_eng_cfg *c,
+                        const struct mcc_host_env *env,
+                        void (*done)(void *arg, uint64_t batch, uint64_t task), void *arg);
+/* Registers local memory (registerLocalMemory): the engine's return. */
+int mcc_host_eng_register(const struct mcc_host_engine *h, void *addr, size_t len);
+/* Destroys whichever engine h holds (none: nothing) and clears h. */
+void mcc_host_eng_destroy(struct mcc_host_engine *h);
 
 /* A transfer of one request (opcode: TE_OPCODE_READ/WRITE, which TENT's
  * TENT_OPCODE_* equal; tent_prio: TENT's priority, unused by TE). */

@@ -9,12 +9,10 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #define MAX_SENDERS MCC_SPEC_MAX_SENDERS
@@ -60,8 +58,7 @@ struct flow {
 	uint64_t seq;
 	uint64_t next_send;
 	uint64_t bytes_ok, tasks_ok, tasks_failed, bytes_failed, lost, corrupted;
-	uint64_t *lat;
-	size_t nlat, caplat;
+	struct mcc_host_samples lat;
 	uint64_t t_first, t_last; /* first submit, last completion */
 	uint64_t fair_bytes;      /* verified bytes completed in the fairness interval */
 	mcc_actor *actor;
@@ -175,19 +172,6 @@ static void on_task_done(void *arg, uint64_t batch, uint64_t task)
 	}
 }
 
-static void lat_add(struct flow *f, uint64_t v)
-{
-	if (f->nlat == f->caplat) {
-		size_t cap = f->caplat ? f->caplat * 2 : 1024;
-		uint64_t *a = realloc(f->lat, cap * sizeof(*a));
-		if (!a)
-			return;
-		f->lat = a;
-		f->caplat = cap;
-	}
-	f->lat[f->nlat++] = v;
-}
-
 static uint64_t mix(uint64_t h, uint64_t v)
 {
 	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
@@ -220,7 +204,7 @@ static uint64_t flow_step(void *arg, uint64_t now)
 					f->fair_bytes += f->msg;
 			}
 			f->tasks_ok++;
-			lat_add(f, sl->t_done - sl->t_submit);
+			mcc_host_samples_add(&f->lat, sl->t_done - sl->t_submit);
 			if (sl->t_done > f->t_last)
 				f->t_last = sl->t_done;
 		} else { /* the caller backs off before resubmitting (transferSync) */
@@ -603,52 +587,12 @@ static void add_workload(struct scn *sc, const struct mcc_spec *sp)
 	sc->fair_t1 = t1;
 }
 
-static double cpu_now_ms(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3 +
-	       (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double pct(const uint64_t *v, size_t n, double p)
-{
-	if (!n)
-		return 0;
-	size_t i = (size_t)ceil(p * (double)n) - 1;
-	if (i >= n)
-		i = n - 1;
-	return (double)v[i] / 1000.0;
-}
-
 static int write_ini(struct scn *sc)
 {
+	const char *extra[] = {sc->ini_scn, sc->o->ini_extra};
 	strcpy(sc->ini_path, "/tmp/mcc-scn-XXXXXX");
-	int fd = mkstemp(sc->ini_path);
-	if (fd < 0)
-		return -errno;
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		return -errno;
-	}
-	fprintf(f, "[policy]\nmode = %s\n", sc->o->mode ? sc->o->mode : "off");
-	if (sc->o->module_dir)
-		fprintf(f, "module_dir = %s\n", sc->o->module_dir);
-	if (sc->o->module)
-		fprintf(f, "module = %s\n", sc->o->module);
-	if (sc->ini_scn)
-		fprintf(f, "%s\n", sc->ini_scn);
-	if (sc->o->ini_extra)
-		fprintf(f, "%s\n", sc->o->ini_extra);
-	fclose(f);
-	return 0;
+	return mcc_host_policy_ini(sc->ini_path, sc->o->mode, sc->o->module_dir, sc->o->module, extra,
+	                           2);
 }
 
 int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
@@ -672,7 +616,7 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 	sc->spec = sp;
 	sc->last_state = -1;
 	build(sc, sp, &sh);
-	double cpu0 = cpu_now_ms();
+	double cpu0 = mcc_host_cpu_ms();
 	sc->ex = mcc_exec_create(o->exec ? MCC_EXEC_SIM : MCC_EXEC_THREADED, o->seed);
 	mcc_fab_model_cfg_defaults(&sc->mcfg);
 	sc->mcfg.nodes = sh.senders + sh.receivers;
@@ -737,37 +681,15 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 	for (uint32_t i = 0; i < sc->nsnd; i++) {
 		struct sender *s = &sc->snd[i];
 		s->node = i;
-		if (o->engine == MCC_SCN_TE) {
-			struct te_config c;
-			te_config_defaults(&c);
-			c.node = i;
-			c.ib_timeout = sh.ib_timeout;
-			c.ib_retry_cnt = sh.ib_retry;
-			c.ib_rnr_retry = sh.rnr_retry;
-			c.rail_pause_s = sh.rail_pause_s;
-			c.ctx_recovery_delay_ns = sh.recovery_ns;
-			s->eng.te = te_engine_create(&c, &sc->env);
-			if (!s->eng.te) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			te_set_task_notify(s->eng.te, on_task_done, s);
-		} else {
-			struct tent_config c;
-			tent_config_defaults(&c);
-			c.node = i;
-			c.ib_timeout = sh.ib_timeout;
-			c.ib_retry_cnt = sh.ib_retry;
-			c.ib_rnr_retry = sh.rnr_retry;
-			if (sh.tent_rail_cooldown_s)
-				c.rail_cooldown_secs = sh.tent_rail_cooldown_s;
-			s->eng.tent = tent_engine_create(&c, &sc->env);
-			if (!s->eng.tent) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			tent_set_task_notify(s->eng.tent, on_task_done, s);
-		}
+		struct mcc_host_eng_cfg c;
+		mcc_host_eng_cfg_defaults(&c, o->engine != MCC_SCN_TE, i);
+		mcc_host_eng_cfg_ib(&c, sh.ib_timeout, sh.ib_retry, sh.rnr_retry);
+		c.te.rail_pause_s = sh.rail_pause_s;
+		c.te.ctx_recovery_delay_ns = sh.recovery_ns;
+		if (sh.tent_rail_cooldown_s)
+			c.tent.rail_cooldown_secs = sh.tent_rail_cooldown_s;
+		if ((rc = mcc_host_eng_create(&s->eng, &c, &sc->env, on_task_done, s)) != 0)
+			goto out;
 	}
 	add_workload(sc, sp);
 	/* source buffers: pseudo-random payload, registered with the engine */
@@ -785,10 +707,7 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 			memcpy((char *)s->buf + k, &x, 8);
 		}
-		if (s->eng.te)
-			te_register_memory(s->eng.te, s->buf, len);
-		else
-			tent_register_memory(s->eng.tent, s->buf, len);
+		mcc_host_eng_register(&s->eng, s->buf, len);
 		size_t off = 0;
 		for (uint32_t f = 0; f < s->nflows; f++) {
 			s->flows[f]->src = (char *)s->buf + off;
@@ -835,8 +754,7 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 	         MCC_CC_COMPILED_IN && o->module ? o->module : "");
 	snprintf(r->engine, sizeof(r->engine), "%s", o->engine == MCC_SCN_TE ? "te" : "tent");
 	r->duration_s = sh.dur;
-	uint64_t *all = NULL;
-	size_t nall = 0;
+	struct mcc_host_samples all = {0};
 	int have_victim = 0;
 	for (uint32_t i = 0; i < sc->nflows; i++)
 		have_victim |= sc->flows[i].victim;
@@ -859,21 +777,15 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 			r->flow_gbps[r->nflows++] =
 			    f->t_last > f->t_first ? (double)f->bytes_ok * 8 / (double)(f->t_last - f->t_first)
 			                           : 0;
-		if (f->victim == have_victim) {
-			uint64_t *a = realloc(all, (nall + f->nlat) * sizeof(*a));
-			if (a) {
-				all = a;
-				memcpy(all + nall, f->lat, f->nlat * sizeof(*a));
-				nall += f->nlat;
-			}
-		}
+		if (f->victim == have_victim)
+			mcc_host_samples_merge(&all, &f->lat);
 	}
-	qsort(all, nall, sizeof(*all), cmp_u64);
-	r->p50_us = pct(all, nall, 0.5);
-	r->p99_us = pct(all, nall, 0.99);
-	r->p999_us = pct(all, nall, 0.999);
+	mcc_host_samples_sort(&all);
+	r->p50_us = mcc_host_samples_pct_us(&all, 0.5);
+	r->p99_us = mcc_host_samples_pct_us(&all, 0.99);
+	r->p999_us = mcc_host_samples_pct_us(&all, 0.999);
 	r->vp99_us = have_victim ? r->p99_us : 0; /* the victims' when there are */
-	free(all);
+	mcc_host_samples_free(&all);
 	/* fairness: every bulk flow is active over [fair_t0, fair_t1] (t0 is
 	 * after the last start, t1 no later than the first bulk stop) */
 	r->fair_from_s = (double)sc->fair_t0 / 1e9;
@@ -971,19 +883,16 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 	r->digest = mix(r->digest, ms.bytes_delivered);
 	r->digest = mix(r->digest, ms.queue_peak_bytes);
 	r->digest = mix(r->digest, mcc_exec_steps(sc->ex));
-	r->cpu_ms = cpu_now_ms() - cpu0;
+	r->cpu_ms = mcc_host_cpu_ms() - cpu0;
 out:
 	if (sc->csv)
 		fclose(sc->csv);
 	for (uint32_t i = 0; i < sc->nsnd; i++) {
-		if (sc->snd[i].eng.te)
-			te_engine_destroy(sc->snd[i].eng.te);
-		if (sc->snd[i].eng.tent)
-			tent_engine_destroy(sc->snd[i].eng.tent);
+		mcc_host_eng_destroy(&sc->snd[i].eng);
 		free(sc->snd[i].buf);
 	}
 	for (uint32_t i = 0; i < sc->nflows; i++)
-		free(sc->flows[i].lat);
+		mcc_host_samples_free(&sc->flows[i].lat);
 	mcc_fab_model_destroy(sc->model);
 	mcc_host_fab_tap_destroy(sc->tap);
 	for (uint32_t i = 0; i < sc->nrcv; i++)

@@ -1582,58 +1582,34 @@ int main(int argc, char **argv)
 	env.get_segment = get_segment;
 	env.cc_ini_path = o->ini;
 	env.cc_module_dir = o->module_dir;
-	if (o->engine == ENG_TE) {
-		struct te_config c;
-		te_config_defaults(&c);
-		c.node = 0;
-		c.num_devices = W.ndev;
-		c.workers_per_ctx = o->workers;
-		c.num_qp_per_ep = o->qps;
-		if (o->max_wr)
-			c.max_wr = o->max_wr;
-		c.retry_cnt = o->retry;
-		c.ib_timeout = (uint8_t)(o->ib_timeout < 0 ? 14 : o->ib_timeout);
-		c.ib_retry_cnt = (uint8_t)(o->ib_retry < 0 ? 7 : o->ib_retry);
-		c.rail_pause_s = o->rail_pause_s;
-		c.ctx_recovery_delay_ns = (uint64_t)o->recovery_ms * 1000000u;
-		W.eng.te = te_engine_create(&c, &env);
-		if (!W.eng.te || te_num_contexts(W.eng.te) != W.ndev) {
-			printf("FAIL: TE engine on %s: %u of %u contexts\nRESULT FAIL\n", o->devices,
-			       W.eng.te ? te_num_contexts(W.eng.te) : 0, W.ndev);
-			return 1;
-		}
-		te_set_task_notify(W.eng.te, on_task_done, NULL);
-		if (te_register_memory(W.eng.te, W.lbuf, W.blen)) {
-			printf("FAIL: te_register_memory\nRESULT FAIL\n");
-			return 1;
-		}
-	} else {
-		struct tent_config c;
-		tent_config_defaults(&c);
-		c.node = 0;
-		c.num_devices = W.ndev;
-		c.num_lanes = o->lanes;
-		if (o->max_wr)
-			c.max_qp_wr = o->max_wr;
-		c.max_retry_count = o->retry;
-		c.ib_timeout = (uint8_t)(o->ib_timeout < 0 ? 14 : o->ib_timeout);
-		c.ib_retry_cnt = (uint8_t)(o->ib_retry < 0 ? 7 : o->ib_retry);
-		c.rail_cooldown_secs = o->rail_pause_s;
-		if (o->rail_threshold)
-			c.rail_error_threshold = o->rail_threshold;
-		c.cc_plugin_dir = o->module_dir;
-		c.cc_config = o->ini;
-		W.eng.tent = tent_engine_create(&c, &env);
-		if (!W.eng.tent || tent_num_devices(W.eng.tent) != W.ndev) {
-			printf("FAIL: TENT engine on %s: %u of %u devices\nRESULT FAIL\n", o->devices,
-			       W.eng.tent ? tent_num_devices(W.eng.tent) : 0, W.ndev);
-			return 1;
-		}
-		tent_set_task_notify(W.eng.tent, on_task_done, NULL);
-		if (tent_register_memory(W.eng.tent, W.lbuf, W.blen)) {
-			printf("FAIL: tent_register_memory\nRESULT FAIL\n");
-			return 1;
-		}
+	struct mcc_host_eng_cfg ec;
+	mcc_host_eng_cfg_defaults(&ec, o->engine != ENG_TE, 0);
+	mcc_host_eng_cfg_ib(&ec, o->ib_timeout, o->ib_retry, -1);
+	ec.te.num_devices = ec.tent.num_devices = W.ndev;
+	if (o->max_wr)
+		ec.te.max_wr = ec.tent.max_qp_wr = o->max_wr;
+	ec.te.workers_per_ctx = o->workers;
+	ec.te.num_qp_per_ep = o->qps;
+	ec.te.retry_cnt = o->retry;
+	ec.te.rail_pause_s = o->rail_pause_s;
+	ec.te.ctx_recovery_delay_ns = (uint64_t)o->recovery_ms * 1000000u;
+	ec.tent.num_lanes = o->lanes;
+	ec.tent.max_retry_count = o->retry;
+	ec.tent.rail_cooldown_secs = o->rail_pause_s;
+	if (o->rail_threshold)
+		ec.tent.rail_error_threshold = o->rail_threshold;
+	ec.tent.cc_plugin_dir = o->module_dir;
+	ec.tent.cc_config = o->ini;
+	mcc_host_eng_create(&W.eng, &ec, &env, on_task_done, NULL);
+	uint32_t nctx = W.eng.te || W.eng.tent ? mcc_host_eng_nctx(&W.eng) : 0;
+	if (nctx != W.ndev) {
+		printf("FAIL: %s engine on %s: %u of %u %s\nRESULT FAIL\n", ec.is_tent ? "TENT" : "TE",
+		       o->devices, nctx, W.ndev, ec.is_tent ? "devices" : "contexts");
+		return 1;
+	}
+	if (mcc_host_eng_register(&W.eng, W.lbuf, W.blen)) {
+		printf("FAIL: %s_register_memory\nRESULT FAIL\n", ec.is_tent ? "tent" : "te");
+		return 1;
 	}
 	cc_identify(&env);
 	say("INFO engine=%s mode=%s module=%s devices=%s opcode=%s task_bytes=%" PRIu64
@@ -1738,10 +1714,7 @@ int main(int argc, char **argv)
 	}
 
 	/* teardown: engine (its QPs, CQs, MRs, devices), then the target */
-	if (o->engine == ENG_TE)
-		te_engine_destroy(W.eng.te);
-	else
-		tent_engine_destroy(W.eng.tent);
+	mcc_host_eng_destroy(&W.eng);
 	for (uint32_t d = 0; d < W.ndev; d++) {
 		W.fab.ops->dereg_mr(&W.rmr[d]);
 		W.fab.ops->close_device(W.rdev[d]);

@@ -19,12 +19,10 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,8 +62,7 @@ struct e2e {
 	int draining;
 	uint64_t bytes_ok, tasks_ok, tasks_failed, corrupt, submit_fail;
 	uint64_t states[4];
-	uint64_t *lat;
-	size_t nlat, caplat;
+	struct mcc_host_samples lat;
 };
 
 static void on_task_done(void *arg, uint64_t batch, uint64_t task)
@@ -91,19 +88,6 @@ static int eng_finish(struct e2e *w, uint64_t batch, int *cs)
 	return st < 0 ? MCC_HOST_PENDING : st;
 }
 
-static void lat_add(struct e2e *w, uint64_t v)
-{
-	if (w->nlat == w->caplat) {
-		size_t cap = w->caplat ? w->caplat * 2 : 4096;
-		uint64_t *a = realloc(w->lat, cap * sizeof(*a));
-		if (!a)
-			return;
-		w->lat = a;
-		w->caplat = cap;
-	}
-	w->lat[w->nlat++] = v;
-}
-
 /* The application: `conc` transfers outstanding, each verified. */
 static uint64_t app_step(void *arg, uint64_t now)
 {
@@ -122,7 +106,7 @@ static uint64_t app_step(void *arg, uint64_t now)
 			else
 				w->bytes_ok += w->msg;
 			w->tasks_ok++;
-			lat_add(w, sl->t_done - sl->t_submit);
+			mcc_host_samples_add(&w->lat, sl->t_done - sl->t_submit);
 		} else {
 			w->tasks_failed++;
 		}
@@ -161,36 +145,12 @@ static int all_idle(void *arg)
 	return w->draining && w->outstanding == 0;
 }
 
-static double cpu_ms(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3 +
-	       (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
-}
 
 static double wall_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double pct_us(const uint64_t *v, size_t n, double p)
-{
-	if (!n)
-		return 0;
-	size_t i = (size_t)ceil(p * (double)n);
-	i = i ? i - 1 : 0;
-	if (i >= n)
-		i = n - 1;
-	return (double)v[i] / 1000.0;
 }
 
 static const char *const state_names[] = {"HEALTHY", "CONGESTED", "SUSPECT", "QUARANTINED",
@@ -239,24 +199,6 @@ static int parse(struct e2e *w, int argc, char **argv)
 	return 0;
 }
 
-static int write_ini(struct e2e *w)
-{
-	strcpy(w->ini, "/tmp/mcc-e2e-XXXXXX");
-	int fd = mkstemp(w->ini);
-	if (fd < 0)
-		return -errno;
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		return -errno;
-	}
-	fprintf(f, "[policy]\nmode = %s\n", w->mode);
-	if (w->module_dir)
-		fprintf(f, "module_dir = %s\n", w->module_dir);
-	fclose(f);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	static struct e2e w;
@@ -272,7 +214,7 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	double cpu_start = cpu_ms();
+	double cpu_start = mcc_host_cpu_ms();
 	struct mcc_fab_model_cfg mcfg;
 	mcc_fab_model_cfg_defaults(&mcfg);
 	mcfg.devs_per_node = w.devs;
@@ -282,42 +224,29 @@ int main(int argc, char **argv)
 	if (mcc_host_pair_init(&w.p, (enum mcc_exec_kind)w.exec_kind, w.seed, &mcfg,
 	                       (size_t)w.conc * w.msg) != 0)
 		return 1;
-	if (MCC_CC_COMPILED_IN && write_ini(&w) != 0)
-		return 1;
+	if (MCC_CC_COMPILED_IN) {
+		strcpy(w.ini, "/tmp/mcc-e2e-XXXXXX");
+		if (mcc_host_policy_ini(w.ini, w.mode, w.module_dir, NULL, NULL, 0) != 0)
+			return 1;
+	}
 	w.p.env.cc_ini_path = MCC_CC_COMPILED_IN ? w.ini : NULL;
 	w.p.env.cc_module_dir = w.module_dir;
 	w.p.env.cc_ignore_env = 1;
-	if (!w.tent) {
-		struct te_config c;
-		te_config_defaults(&c);
-		c.node = 0;
-		w.eng.te = te_engine_create(&c, &w.p.env);
-		if (!w.eng.te)
-			goto out;
-		te_set_task_notify(w.eng.te, on_task_done, &w);
-	} else {
-		struct tent_config c;
-		tent_config_defaults(&c);
-		c.node = 0;
-		w.eng.tent = tent_engine_create(&c, &w.p.env);
-		if (!w.eng.tent)
-			goto out;
-		tent_set_task_notify(w.eng.tent, on_task_done, &w);
-	}
+	struct mcc_host_eng_cfg ec;
+	mcc_host_eng_cfg_defaults(&ec, w.tent, 0);
+	if (mcc_host_eng_create(&w.eng, &ec, &w.p.env, on_task_done, &w) != 0)
+		goto out;
 	uint64_t x = w.seed * 31 + 1; /* pseudo-random payload */
 	for (size_t k = 0; k + 8 <= w.p.len; k += 8) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 		memcpy(w.p.src + k, &x, 8);
 	}
-	if (w.eng.te)
-		te_register_memory(w.eng.te, w.p.src, w.p.len);
-	else
-		tent_register_memory(w.eng.tent, w.p.src, w.p.len);
+	mcc_host_eng_register(&w.eng, w.p.src, w.p.len);
 	w.end_ns = (uint64_t)(w.duration_s * 1e9);
 	w.app = mcc_exec_add(w.p.ex, "app", app_step, &w, 1000);
 
 	/* measured: the run and its drain */
-	double cpu0 = cpu_ms(), wall0 = wall_s();
+	double cpu0 = mcc_host_cpu_ms(), wall0 = wall_s();
 	mcc_exec_run(w.p.ex, w.end_ns, NULL, NULL);
 	uint64_t t_end = mcc_exec_now(w.p.ex);
 	w.draining = 1;
@@ -326,7 +255,7 @@ int main(int argc, char **argv)
 	if (mcc_exec_kind(w.p.ex) == MCC_EXEC_THREADED) /* threads joined: reap */
 		app_step(&w, mcc_exec_now(w.p.ex));
 	uint64_t t_fin = mcc_exec_now(w.p.ex);
-	double run_cpu = cpu_ms() - cpu0, run_wall = wall_s() - wall0;
+	double run_cpu = mcc_host_cpu_ms() - cpu0, run_wall = wall_s() - wall0;
 
 	/* results */
 	struct mcc_fab_model_stats ms;
@@ -358,7 +287,7 @@ int main(int argc, char **argv)
 				         st.state < 5 ? state_names[st.state] : "?");
 			}
 		}
-	qsort(w.lat, w.nlat, sizeof(*w.lat), cmp_u64);
+	mcc_host_samples_sort(&w.lat);
 	double model_s = (double)t_fin / 1e9; /* run + drain: every verified byte */
 	printf("E2E arm=%s cc=%s engine=%s exec=%s msg=%" PRIu64 " conc=%u devs=%u dur=%.6f "
 	       "t_end_s=%.6f t_fin_s=%.6f wall_s=%.6f run_cpu_ms=%.3f setup_cpu_ms=%.3f vcpu_ms=%.3f "
@@ -373,20 +302,18 @@ int main(int argc, char **argv)
 	       (double)t_end / 1e9, (double)t_fin / 1e9, run_wall, run_cpu, cpu0 - cpu_start, (double)vcpu / 1e6,
 	       w.bytes_ok, w.tasks_ok, w.tasks_failed, w.submit_fail, w.corrupt,
 	       (uint64_t)w.outstanding * w.msg, model_s > 0 ? (double)w.bytes_ok * 8 / model_s / 1e9 : 0,
-	       pct_us(w.lat, w.nlat, 0.5), pct_us(w.lat, w.nlat, 0.99), pct_us(w.lat, w.nlat, 0.999),
+	       mcc_host_samples_pct_us(&w.lat, 0.5), mcc_host_samples_pct_us(&w.lat, 0.99),
+	       mcc_host_samples_pct_us(&w.lat, 0.999),
 	       ms.queue_peak_bytes, (double)ms.pause_ns / 1e6, defers, avoids, admits, leaked, inflight, quar,
 	       cuts, win_min == UINT64_MAX ? 0 : win_min, w.states[0], w.states[1], w.states[2],
 	       w.states[3], ms.wc_errors, states[0] ? states : "-");
 	fflush(stdout);
 	rc = (w.corrupt || w.outstanding || leaked) ? 3 : 0;
 out:
-	if (w.eng.te)
-		te_engine_destroy(w.eng.te);
-	if (w.eng.tent)
-		tent_engine_destroy(w.eng.tent);
+	mcc_host_eng_destroy(&w.eng);
 	mcc_host_pair_fini(&w.p);
 	if (w.ini[0])
 		unlink(w.ini);
-	free(w.lat);
+	mcc_host_samples_free(&w.lat);
 	return rc;
 }

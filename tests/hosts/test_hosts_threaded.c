@@ -12,6 +12,7 @@
  * arrives. Timing-dependent by nature (it is a race detector), never flaky
  * when the lifetime is right: nothing here asserts on wall time.
  */
+#include "../../host_stubs/common/host_engine.h"
 #include "../../host_stubs/common/hostenv.h"
 #include "../../host_stubs/fabric/model.h"
 #include "../../host_stubs/sim/exec.h"
@@ -33,8 +34,7 @@
 struct world {
 	int tent;
 	struct mcc_host_pair p; /* node 0 sends to node 1 (RNODE) */
-	te_engine *te;
-	tent_engine *tn;
+	struct mcc_host_engine eng; /* eng.te or eng.tent */
 	mcc_actor *app;
 	uint64_t batch[SLOTS];
 	uint64_t expect[SLOTS];
@@ -59,11 +59,11 @@ static int status_of(struct world *w, uint64_t b)
 {
 	if (!w->tent) {
 		struct te_transfer_status st = { 0, 0 };
-		te_get_transfer_status(w->te, b, 0, &st);
+		te_get_transfer_status(w->eng.te, b, 0, &st);
 		return st.status == TE_STATUS_COMPLETED ? 1 : st.status == TE_STATUS_FAILED ? 2 : 0;
 	}
 	tent_status_t st = { 0, 0 };
-	tent_task_status(w->tn, b, 0, &st);
+	tent_task_status(w->eng.tent, b, 0, &st);
 	return st.status == TENT_STATUS_COMPLETED ? 1 : st.status == TENT_STATUS_FAILED ? 2 : 0;
 }
 
@@ -74,11 +74,11 @@ static int submit(struct world *w, int i)
 	memcpy(src, &w->seq, sizeof(w->seq));
 	w->expect[i] = mcc_host_checksum(src, MSG);
 	if (!w->tent) {
-		w->batch[i] = te_allocate_batch(w->te, 1);
+		w->batch[i] = te_allocate_batch(w->eng.te, 1);
 		struct te_request rq = { TE_OPCODE_WRITE, src, (int32_t)RNODE, (uint64_t)i * MSG, MSG };
-		return te_submit(w->te, w->batch[i], &rq, 1);
+		return te_submit(w->eng.te, w->batch[i], &rq, 1);
 	}
-	w->batch[i] = tent_allocate_batch(w->tn, 1);
+	w->batch[i] = tent_allocate_batch(w->eng.tent, 1);
 	tent_request_t rq;
 	memset(&rq, 0, sizeof(rq));
 	rq.opcode = TENT_OPCODE_WRITE;
@@ -86,7 +86,7 @@ static int submit(struct world *w, int i)
 	rq.target_id = RNODE;
 	rq.target_offset = (uint64_t)i * MSG;
 	rq.length = MSG;
-	return tent_submit(w->tn, w->batch[i], &rq, 1);
+	return tent_submit(w->eng.tent, w->batch[i], &rq, 1);
 }
 
 /* The application: frees a batch as soon as its task is finished, then
@@ -102,10 +102,10 @@ static uint64_t app_step(void *arg, uint64_t now)
 			continue;
 		int state = MCC_TASK_UNKNOWN;
 		if (!w->tent)
-			te_get_task_congestion_state(w->te, w->batch[i], 0, &state);
+			te_get_task_congestion_state(w->eng.te, w->batch[i], 0, &state);
 		else
-			tent_get_task_congestion_state(w->tn, w->batch[i], 0, &state);
-		int rc = w->tent ? tent_free_batch(w->tn, w->batch[i]) : te_free_batch(w->te, w->batch[i]);
+			tent_get_task_congestion_state(w->eng.tent, w->batch[i], 0, &state);
+		int rc = w->tent ? tent_free_batch(w->eng.tent, w->batch[i]) : te_free_batch(w->eng.te, w->batch[i]);
 		if (rc != 0)
 			w->free_busy++; /* a finished task must free at once */
 		if (st == 1) {
@@ -163,23 +163,10 @@ static void run_world(int tent, const char *mode, uint64_t transfers)
 	    mcc_host_pair_init(&w->p, MCC_EXEC_THREADED, 1, NULL, (size_t)SLOTS * MSG), 0);
 	w->p.env.cc_ini_path = w->ini;
 	w->p.env.cc_ignore_env = 1;
-	if (!tent) {
-		struct te_config c;
-		te_config_defaults(&c);
-		c.node = 0;
-		w->te = te_engine_create(&c, &w->p.env);
-		CU_ASSERT_PTR_NOT_NULL_FATAL(w->te);
-		te_set_task_notify(w->te, on_done, w);
-		te_register_memory(w->te, w->p.src, w->p.len);
-	} else {
-		struct tent_config c;
-		tent_config_defaults(&c);
-		c.node = 0;
-		w->tn = tent_engine_create(&c, &w->p.env);
-		CU_ASSERT_PTR_NOT_NULL_FATAL(w->tn);
-		tent_set_task_notify(w->tn, on_done, w);
-		tent_register_memory(w->tn, w->p.src, w->p.len);
-	}
+	struct mcc_host_eng_cfg c;
+	mcc_host_eng_cfg_defaults(&c, tent, 0);
+	CU_ASSERT_EQUAL_FATAL(mcc_host_eng_create(&w->eng, &c, &w->p.env, on_done, w), 0);
+	mcc_host_eng_register(&w->eng, w->p.src, w->p.len);
 	w->target = transfers;
 	w->app = mcc_exec_add(w->p.ex, "app", app_step, w, 1000);
 	/* until every transfer was submitted and reaped (the bound only keeps a
@@ -196,10 +183,7 @@ static void run_world(int tent, const char *mode, uint64_t transfers)
 	CU_ASSERT_EQUAL(w->submit_fail, 0);
 	CU_ASSERT_EQUAL(atomic_load(&w->outstanding), 0);
 
-	if (w->te)
-		te_engine_destroy(w->te);
-	if (w->tn)
-		tent_engine_destroy(w->tn);
+	mcc_host_eng_destroy(&w->eng);
 	mcc_host_pair_fini(&w->p);
 	unlink(w->ini);
 	free(w);
