@@ -649,17 +649,14 @@ static int v_dereg_mr(struct mcc_fab_mr *mr)
 
 static struct ibv_qp *qp_new(struct mcc_fab_dev *x, struct ibv_cq *cq, uint32_t depth, void *ctx)
 {
-	struct ibv_qp_init_attr ia;
-	memset(&ia, 0, sizeof(ia));
-	ia.qp_context = ctx;
-	ia.send_cq = cq;
-	ia.recv_cq = cq;
-	ia.qp_type = IBV_QPT_RC;
-	ia.sq_sig_all = 1;
-	ia.cap.max_send_wr = depth;
-	ia.cap.max_recv_wr = 1;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
+	struct ibv_qp_init_attr ia = {
+	    .qp_context = ctx,
+	    .send_cq = cq,
+	    .recv_cq = cq,
+	    .cap = {.max_send_wr = depth, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1},
+	    .qp_type = IBV_QPT_RC,
+	    .sq_sig_all = 1,
+	};
 	return ibv_create_qp(x->pd, &ia);
 }
 
