@@ -406,3 +406,22 @@ void th_quarantine_route(struct th *h, mcc_route *r, uint32_t gen)
 	th_tick(h);
 	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_QUARANTINED);
 }
+
+void th_cooldown(struct th *h, mcc_route *r)
+{
+	th_advance_ms(h, h->cfg.cooldown_ms);
+	th_tick(h);
+	CU_ASSERT_EQUAL_FATAL(th_rstate(h, r), MCC_PATH_PROBING);
+}
+
+void th_probing(struct th *h, mcc_route *r, uint32_t gen)
+{
+	th_quarantine_route(h, r, gen);
+	th_cooldown(h, r);
+}
+
+void th_probe_pass(struct th *h, mcc_route *r, uint32_t gen)
+{
+	th_slices(h, r, h->cfg.probe_successes, gen, IBV_WC_SUCCESS);
+	th_tick(h);
+}

@@ -140,5 +140,12 @@ void th_press(struct th *h, mcc_route *r, int epochs);
 void th_slices(struct th *h, mcc_route *r, unsigned n, uint32_t gen, int32_t status);
 /* Drive a route from HEALTHY into QUARANTINED with route timeouts. */
 void th_quarantine_route(struct th *h, mcc_route *r, uint32_t gen);
+/* A QUARANTINED route waits out its first cooldown (cooldown_ms): PROBING. */
+void th_cooldown(struct th *h, mcc_route *r);
+/* th_quarantine_route, then th_cooldown. */
+void th_probing(struct th *h, mcc_route *r, uint32_t gen);
+/* A PROBING route passes its probe: probe_successes slices at generation
+ * gen succeed, then a tick. */
+void th_probe_pass(struct th *h, mcc_route *r, uint32_t gen);
 
 #endif

@@ -336,10 +336,7 @@ static void test_edge_quarantined_to_probing_after_cooldown(void)
 static void test_probing_admits_only_new_generation(void)
 {
 	struct th_fix f = th_fix(NULL);
-	th_quarantine_route(f.h, f.r, 3);
-	th_advance_ms(f.h, 1000);
-	th_tick(f.h);
-	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_PROBING);
+	th_probing(f.h, f.r, 3);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 3, 0, 0, 0, &p), MCC_AVOID);
 	CU_ASSERT_EQUAL(p.reason, MCC_REASON_PATH_QUARANTINED);
@@ -365,9 +362,7 @@ static void test_probing_admits_generation_rebuilt_before_quarantine(void)
 	th_sig(f.h, MCC_SIG_ENDPOINT_REBUILT, NULL, f.r, 0, 0, 4, 0, 0, 0);
 	th_tick(f.h);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_QUARANTINED);
-	th_advance_ms(f.h, 1000);
-	th_tick(f.h);
-	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_PROBING);
+	th_cooldown(f.h, f.r);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 3, 0, 0, 0, &p), MCC_AVOID);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 4, 0, 0, 0, &p), MCC_ADMIT);
@@ -381,9 +376,7 @@ static void test_probing_admits_only_a_bounded_probe(void)
 	struct mcc_config_v1 c = th_cfg();
 	c.probe_window_bytes = 64 * KiB;
 	struct th_fix f = th_fix(&c);
-	th_quarantine_route(f.h, f.r, 1);
-	th_advance_ms(f.h, 1000);
-	th_tick(f.h);
+	th_probing(f.h, f.r, 1);
 	struct mcc_permit_v1 a = MCC_PERMIT_INIT, b = MCC_PERMIT_INIT, x = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 32 * KiB, 2, 0, 0, 0, &a), MCC_ADMIT);
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 32 * KiB, 2, 0, 0, 0, &b), MCC_ADMIT);
@@ -397,9 +390,7 @@ static void test_probing_admits_only_a_bounded_probe(void)
 static void test_edge_probing_to_congested_after_probe_successes(void)
 {
 	struct th_fix f = th_fix(NULL);
-	th_quarantine_route(f.h, f.r, 1);
-	th_advance_ms(f.h, 1000);
-	th_tick(f.h);
+	th_probing(f.h, f.r, 1);
 	probe_ok(f.h, f.r, 2);
 	probe_ok(f.h, f.r, 2);
 	th_tick(f.h);
@@ -430,9 +421,7 @@ static void test_edge_probing_to_congested_after_probe_successes(void)
 static void test_edge_probing_to_quarantined_on_probe_failure(void)
 {
 	struct th_fix f = th_fix(NULL);
-	th_quarantine_route(f.h, f.r, 1);
-	th_advance_ms(f.h, 1000);
-	th_tick(f.h);
+	th_probing(f.h, f.r, 1);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 2, 5, 6, 1, &p), MCC_ADMIT);
 	th_wc(f.h, &p, IBV_WC_RETRY_EXC_ERR, 0);

@@ -83,36 +83,32 @@ static void test_queueing_above_the_base_is_congestion(void)
  * window does not grow. */
 static void test_first_burst_bounded_then_doubles_to_max(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	CU_ASSERT_EQUAL(th_ds(h, d).window_bytes, 128 * KiB);
-	CU_ASSERT_EQUAL(th_rwin(h, r), 128 * KiB);
-	CU_ASSERT_EQUAL(th_push(h, r, 1000, 64 * KiB, 1), 2); /* the whole first burst */
-	th_drain(h);
-	th_tick(h); /* learns the base */
-	CU_ASSERT_EQUAL(th_rwin(h, r), 128 * KiB);
+	struct th_fix f = th_fix_cold(NULL);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).window_bytes, 128 * KiB);
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 128 * KiB);
+	CU_ASSERT_EQUAL(th_push(f.h, f.r, 1000, 64 * KiB, 1), 2); /* the whole first burst */
+	th_drain(f.h);
+	th_tick(f.h); /* learns the base */
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 128 * KiB);
 	for (int e = 2; e <= 8; e++) {
-		full_epoch(h, r);
-		CU_ASSERT_EQUAL(th_rwin(h, r), (128 * KiB) << (e - 1));
-		CU_ASSERT_EQUAL(th_ds(h, d).window_bytes, (128 * KiB) << (e - 1));
-		CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_HEALTHY);
+		full_epoch(f.h, f.r);
+		CU_ASSERT_EQUAL(th_rwin(f.h, f.r), (128 * KiB) << (e - 1));
+		CU_ASSERT_EQUAL(th_ds(f.h, f.d).window_bytes, (128 * KiB) << (e - 1));
+		CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
 	}
-	CU_ASSERT_EQUAL(th_rwin(h, r), 16 * MiB);
-	th_free(h);
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 16 * MiB);
+	th_free(f.h);
 
 	/* application-limited: 16 KiB per epoch in a 128 KiB window */
-	h = th_new(&mcc_test_aimd_v1, NULL);
-	d = th_dev(h, 0);
-	r = th_route(h, d, 1, 1, 0, 1);
+	f = th_fix_cold(NULL);
 	for (int e = 0; e < 10; e++) {
-		CU_ASSERT_EQUAL(th_push(h, r, 1, 16 * KiB, 1), 1);
-		th_drain(h);
-		th_tick(h);
+		CU_ASSERT_EQUAL(th_push(f.h, f.r, 1, 16 * KiB, 1), 1);
+		th_drain(f.h);
+		th_tick(f.h);
 	}
-	CU_ASSERT_EQUAL(th_rwin(h, r), 128 * KiB);
-	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_HEALTHY);
-	th_free(h);
+	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 128 * KiB);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
+	th_free(f.h);
 }
 
 /* A route opened on a device that has grown starts at an equal share of
@@ -120,18 +116,15 @@ static void test_first_burst_bounded_then_doubles_to_max(void)
  * device, at the minimum. */
 static void test_route_starts_at_its_share_of_a_grown_device(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	th_warm(h, d, r);
-	CU_ASSERT_EQUAL(th_ds(h, d).window_bytes, 16 * MiB);
-	mcc_route *r2 = th_route(h, d, 2, 1, 0, 1);
-	CU_ASSERT_EQUAL(th_rwin(h, r2), 8 * MiB);
-	CU_ASSERT_EQUAL(th_rstate(h, r2), MCC_PATH_HEALTHY);
-	mcc_device *d2 = th_dev(h, 1);
-	mcc_route *o = th_route(h, d2, 1, 1, 0, 1);
-	CU_ASSERT_EQUAL(th_rwin(h, o), 128 * KiB);
-	th_free(h);
+	struct th_fix f = th_fix(NULL);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).window_bytes, 16 * MiB);
+	mcc_route *r2 = th_route(f.h, f.d, 2, 1, 0, 1);
+	CU_ASSERT_EQUAL(th_rwin(f.h, r2), 8 * MiB);
+	CU_ASSERT_EQUAL(th_rstate(f.h, r2), MCC_PATH_HEALTHY);
+	mcc_device *d2 = th_dev(f.h, 1);
+	mcc_route *o = th_route(f.h, d2, 1, 1, 0, 1);
+	CU_ASSERT_EQUAL(th_rwin(f.h, o), 128 * KiB);
+	th_free(f.h);
 }
 
 /* (d) After a probe recovers a route, clean tasks on it read NORMAL through
@@ -140,40 +133,29 @@ static void test_route_starts_at_its_share_of_a_grown_device(void)
  * The window comes back by slow start, not stuck at the minimum. */
 static void test_probe_recovery_then_clean_tasks_read_normal(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	th_warm(h, d, r);
-	th_quarantine_route(h, r, 1);
-	th_advance_ms(h, 1000);
-	th_tick(h);
-	CU_ASSERT_EQUAL_FATAL(th_rstate(h, r), MCC_PATH_PROBING);
-	for (int i = 0; i < 3; i++) { /* probe_successes = 3, new generation */
-		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-		CU_ASSERT_EQUAL(th_acq(h, r, 4096, 2, 0, 0, 0, &p), MCC_ADMIT);
-		th_wc(h, &p, IBV_WC_SUCCESS, 0);
-	}
-	th_tick(h);
-	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_HEALTHY);
-	h->gen = 2;
+	struct th_fix f = th_fix(NULL);
+	th_probing(f.h, f.r, 1);
+	th_probe_pass(f.h, f.r, 2); /* a new generation */
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
+	f.h->gen = 2;
 	const uint32_t facts = MCC_TASKQ_SEEN_SUCCESS | MCC_TASKQ_FINISHED;
 	for (uint64_t e = 0; e < 12; e++) { /* past low_pressure_epochs */
 		for (uint64_t t = 0; t < 2; t++) {
 			struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-			CU_ASSERT_EQUAL(th_acq(h, r, 64 * KiB, 2, 40 + e, t, 0, &p), MCC_ADMIT);
-			th_wc(h, &p, IBV_WC_SUCCESS, 0);
+			CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 2, 40 + e, t, 0, &p), MCC_ADMIT);
+			th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
 			struct mcc_task_ref_v1 task = { 40 + e, t, 0, 0 };
 			struct mcc_task_detail_v1 dt = { .struct_size = sizeof(dt) };
-			CU_ASSERT_EQUAL(h->ops->task_query(h->ctx, &task, facts, &dt), MCC_TASK_NORMAL);
+			CU_ASSERT_EQUAL(f.h->ops->task_query(f.h->ctx, &task, facts, &dt), MCC_TASK_NORMAL);
 			CU_ASSERT_EQUAL(dt.state, MCC_TASK_NORMAL);
 			CU_ASSERT_NOT_EQUAL(dt.reason, MCC_REASON_CONGESTION_FEEDBACK);
 		}
-		th_tick(h);
-		CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_HEALTHY);
+		th_tick(f.h);
+		CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
 	}
-	CU_ASSERT(th_rwin(h, r) > 128 * KiB); /* slow start under way */
-	CU_ASSERT_EQUAL(th_rs(h, r).window_cuts, 0);
-	th_free(h);
+	CU_ASSERT(th_rwin(f.h, f.r) > 128 * KiB); /* slow start under way */
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).window_cuts, 0);
+	th_free(f.h);
 }
 
 #define STEADY_EPOCHS 1500

@@ -35,10 +35,27 @@ static struct mcc_config_v1 one_slice(void)
 	return c;
 }
 
+/* The fixture on a one_slice() config (c NULL) or `c`, its window held by
+ * *filler. */
+static struct fix fx_full(const struct mcc_config_v1 *c, struct mcc_permit_v1 *filler)
+{
+	struct mcc_config_v1 one = one_slice();
+	struct fix f = fx(c ? c : &one);
+	*filler = (struct mcc_permit_v1)MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL_FATAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, filler), MCC_ADMIT);
+	return f;
+}
+
 static void defer(struct th *h, mcc_route *r, uint64_t b, uint64_t t, uint32_t attempt)
 {
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(h, r, 64 * KiB, 1, b, t, attempt, &p), MCC_DEFER);
+}
+
+static void avoid(struct th *h, mcc_route *r, uint64_t b, uint64_t t, uint32_t attempt)
+{
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(th_acq(h, r, 4096, 1, b, t, attempt, &p), MCC_AVOID);
 }
 
 static void success(struct th *h, mcc_route *r, uint64_t b, uint64_t t, uint32_t attempt)
@@ -71,10 +88,8 @@ static void test_query_no_evidence_is_unknown_unless_host_saw_success(void)
 
 static void test_query_unsupported_transport_is_unknown(void)
 {
-	struct mcc_config_v1 c = one_slice();
-	struct fix f = fx(&c);
-	struct mcc_permit_v1 filler = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	struct mcc_permit_v1 filler;
+	struct fix f = fx_full(NULL, &filler);
 	defer(f.h, f.r, 2, 1, 0);
 	CU_ASSERT_EQUAL(th_query(f.h, 2, 1, 0, NULL), MCC_TASK_CONGESTED);
 	struct mcc_task_detail_v1 d;
@@ -132,29 +147,22 @@ static void test_query_detail_fills_observed_fields_only(void)
 
 static void test_query_most_severe_unresolved_state_wins(void)
 {
-	struct mcc_config_v1 c = one_slice();
-	struct fix f = fx(&c);
-	struct mcc_permit_v1 filler = MCC_PERMIT_INIT, p = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	struct mcc_permit_v1 filler;
+	struct fix f = fx_full(NULL, &filler);
 	/* slice A of task (4,1) deferred on r; slice B avoided on a quarantined r2 */
 	defer(f.h, f.r, 4, 1, 0);
 	th_async(f.h, IBV_EVENT_QP_FATAL, f.d2, f.r2, 1, 6, 1);
 	th_async(f.h, IBV_EVENT_QP_FATAL, f.d2, f.r2, 1, 6, 1);
 	th_async(f.h, IBV_EVENT_QP_FATAL, f.d2, f.r2, 1, 6, 1);
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 4, 1, 0, &p), MCC_AVOID);
+	avoid(f.h, f.r2, 4, 1, 0);
 	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 4, 1, 0, &d), MCC_TASK_LONG_UNAVAILABLE);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_PATH_QUARANTINED);
 	CU_ASSERT_EQUAL(d.route_id, 2);
 	/* r2 recovers through its probe: the long unavailability resolves, the
 	 * deferral on r is still unresolved */
-	th_advance_ms(f.h, 1000);
-	th_tick(f.h);
-	for (int i = 0; i < 3; i++) {
-		CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 2, 0, 0, 0, &p), MCC_ADMIT);
-		th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
-	}
-	th_tick(f.h);
+	th_cooldown(f.h, f.r2);
+	th_probe_pass(f.h, f.r2, 2);
 	CU_ASSERT(th_rstate(f.h, f.r2) <= MCC_PATH_CONGESTED); /* recovered */
 	CU_ASSERT_EQUAL(th_query(f.h, 4, 1, 0, &d), MCC_TASK_CONGESTED);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_BYTE_WINDOW);
@@ -170,16 +178,10 @@ static void test_query_path_recovery_clears_blocking_evidence(void)
 {
 	struct fix f = fx(NULL);
 	th_quarantine_route(f.h, f.r, 1);
-	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 5, 1, 0, &p), MCC_AVOID);
+	avoid(f.h, f.r, 5, 1, 0);
 	CU_ASSERT_EQUAL(th_query(f.h, 5, 1, 0, NULL), MCC_TASK_LONG_UNAVAILABLE);
-	th_advance_ms(f.h, 1000);
-	th_tick(f.h);
-	for (int i = 0; i < 3; i++) {
-		CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 2, 0, 0, 0, &p), MCC_ADMIT);
-		th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
-	}
-	th_tick(f.h);
+	th_cooldown(f.h, f.r);
+	th_probe_pass(f.h, f.r, 2);
 	struct mcc_task_detail_v1 d;
 	/* resolved; the task itself has not completed anything yet */
 	CU_ASSERT_EQUAL(th_query(f.h, 5, 1, 0, &d), MCC_TASK_UNKNOWN);
@@ -193,8 +195,7 @@ static void test_query_new_successful_attempt_clears_old_evidence(void)
 {
 	struct fix f = fx(NULL);
 	th_quarantine_route(f.h, f.r, 1);
-	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 6, 1, 0, &p), MCC_AVOID);
+	avoid(f.h, f.r, 6, 1, 0);
 	CU_ASSERT_EQUAL(th_query(f.h, 6, 1, 0, NULL), MCC_TASK_LONG_UNAVAILABLE);
 	success(f.h, f.r2, 6, 1, 1); /* retried on another rail */
 	CU_ASSERT_EQUAL(th_query(f.h, 6, 1, 0, NULL), MCC_TASK_NORMAL);
@@ -239,9 +240,8 @@ static void test_evidence_bounded_evicts_oldest_resolved_first(void)
 {
 	struct mcc_config_v1 c = one_slice();
 	c.evidence_tasks = 4;
-	struct fix f = fx(&c);
-	struct mcc_permit_v1 filler = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	struct mcc_permit_v1 filler;
+	struct fix f = fx_full(&c, &filler);
 	fill_tasks(f.h, f.r, 1, 4);
 	success(f.h, f.r2, 8, 3, 0); /* resolve task 3 */
 	success(f.h, f.r2, 8, 2, 0); /* then task 2 */
@@ -260,9 +260,8 @@ static void test_evidence_bounded_evicts_oldest_when_none_resolved(void)
 {
 	struct mcc_config_v1 c = one_slice();
 	c.evidence_tasks = 4;
-	struct fix f = fx(&c);
-	struct mcc_permit_v1 filler = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	struct mcc_permit_v1 filler;
+	struct fix f = fx_full(&c, &filler);
 	fill_tasks(f.h, f.r, 1, 4);
 	th_tick(f.h); /* applied in order */
 	fill_tasks(f.h, f.r, 5, 2);
@@ -276,10 +275,8 @@ static void test_evidence_bounded_evicts_oldest_when_none_resolved(void)
 
 static void test_batch_free_drops_the_batch_evidence_only(void)
 {
-	struct mcc_config_v1 c = one_slice();
-	struct fix f = fx(&c);
-	struct mcc_permit_v1 filler = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	struct mcc_permit_v1 filler;
+	struct fix f = fx_full(NULL, &filler);
 	for (uint64_t t = 1; t <= 50; t++) {
 		defer(f.h, f.r, 100, t, 0);
 		defer(f.h, f.r, 200, t, 0);
@@ -301,10 +298,8 @@ static void test_batch_free_drops_the_batch_evidence_only(void)
 
 static void test_query_respects_caller_struct_size(void)
 {
-	struct mcc_config_v1 c = one_slice();
-	struct fix f = fx(&c);
-	struct mcc_permit_v1 filler = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	struct mcc_permit_v1 filler;
+	struct fix f = fx_full(NULL, &filler);
 	defer(f.h, f.r, 9, 1, 0);
 	struct mcc_task_detail_v1 d;
 	memset(&d, 0xAA, sizeof(d));
@@ -321,10 +316,8 @@ static void test_query_respects_caller_struct_size(void)
 
 static void test_query_is_a_pure_read(void)
 {
-	struct mcc_config_v1 c = one_slice();
-	struct fix f = fx(&c);
-	struct mcc_permit_v1 filler = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	struct mcc_permit_v1 filler;
+	struct fix f = fx_full(NULL, &filler);
 	th_async(f.h, IBV_EVENT_QP_FATAL, f.d2, f.r2, 1, 6, 1);
 	defer(f.h, f.r, 10, 1, 0);
 	struct mcc_domain_stats_v1 a = th_rs(f.h, f.r), a2 = th_rs(f.h, f.r2);
@@ -354,10 +347,8 @@ static void test_suspect_or_probing_alone_does_not_change_task_state(void)
 
 static void test_evidence_defer_storm_is_recorded_once_per_epoch(void)
 {
-	struct mcc_config_v1 c = one_slice();
-	struct fix f = fx(&c);
-	struct mcc_permit_v1 filler = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	struct mcc_permit_v1 filler;
+	struct fix f = fx_full(NULL, &filler);
 	for (int i = 0; i < 100000; i++) /* far beyond one lane ring */
 		defer(f.h, f.r, 12, (uint64_t)(i % 8), 0);
 	for (uint64_t t = 0; t < 8; t++)
@@ -377,10 +368,8 @@ static void test_evidence_defer_storm_is_recorded_once_per_epoch(void)
  * its success is resolved by its next success all the same. */
 static void test_evidence_raised_after_a_success_is_resolved_by_the_next(void)
 {
-	struct mcc_config_v1 c = one_slice();
-	struct fix f = fx(&c);
-	struct mcc_permit_v1 filler = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	struct mcc_permit_v1 filler;
+	struct fix f = fx_full(NULL, &filler);
 	defer(f.h, f.r, 20, 2, 0); /* another task's evidence: successes are checked */
 	success(f.h, f.r2, 20, 1, 0);
 	success(f.h, f.r2, 20, 1, 0); /* nothing new: skipped */
@@ -458,13 +447,11 @@ static void test_query_freed_or_unknown_task_reads_no_record(void)
  * completed then read LONG_UNAVAILABLE while it progressed.) */
 static void test_query_avoid_resolved_by_any_later_success(void)
 {
-	struct mcc_config_v1 c = one_slice();
-	struct fix f = fx(&c);
-	struct mcc_permit_v1 filler = MCC_PERMIT_INIT, p = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 0, 0, 0, &filler), MCC_ADMIT);
+	struct mcc_permit_v1 filler;
+	struct fix f = fx_full(NULL, &filler);
 	th_quarantine_route(f.h, f.r2, 1);
 	defer(f.h, f.r, 40, 1, 0);                                       /* slice A */
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 40, 1, 0, &p), MCC_AVOID); /* slice A */
+	avoid(f.h, f.r2, 40, 1, 0); /* slice A */
 	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
 	struct mcc_task_detail_v1 d;
 	CU_ASSERT_EQUAL(th_query(f.h, 40, 1, 0, &d), MCC_TASK_LONG_UNAVAILABLE);

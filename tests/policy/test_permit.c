@@ -22,105 +22,96 @@ static mcc_lane *open_lane(struct th *h, uint32_t id)
 
 static void test_permit_reserves_full_slice_in_device_and_route(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct th_fix f = th_fix_cold(NULL);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq(h, r, 65536, 1, 7, 9, 2, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 65536, 1, 7, 9, 2, &p), MCC_ADMIT);
 	CU_ASSERT(p.flags & MCC_PERMIT_F_LIVE);
 	CU_ASSERT_EQUAL(p.bytes, 65536);
-	CU_ASSERT_PTR_EQUAL(p.route, r);
-	CU_ASSERT_PTR_EQUAL(p.device, d);
+	CU_ASSERT_PTR_EQUAL(p.route, f.r);
+	CU_ASSERT_PTR_EQUAL(p.device, f.d);
 	CU_ASSERT_EQUAL(p.generation, 1);
 	CU_ASSERT_EQUAL(p.task.batch_id, 7);
 	CU_ASSERT_EQUAL(p.task.task_id, 9);
 	CU_ASSERT_EQUAL(p.task.attempt, 2);
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 65536);
-	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 65536);
-	CU_ASSERT_EQUAL(th_rs(h, r).admits, 1);
-	CU_ASSERT_EQUAL(th_ds(h, d).admits, 1);
-	th_wc(h, &p, IBV_WC_SUCCESS, 0);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 65536);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).inflight_bytes, 65536);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).admits, 1);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).admits, 1);
+	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
 	CU_ASSERT(!(p.flags & MCC_PERMIT_F_LIVE));
 	CU_ASSERT_EQUAL(p.bytes, 0);
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
-	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 0);
-	CU_ASSERT_EQUAL(th_rs(h, r).completed_bytes, 65536);
-	CU_ASSERT_EQUAL(th_ds(h, d).completions, 1);
-	th_free(h);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).completed_bytes, 65536);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).completions, 1);
+	th_free(f.h);
 }
 
 /* Cut one route's window with receiver pressure (route only), fill it: the
  * device still has room, the route refuses, the device rolls back. */
 static void test_permit_failed_route_reservation_rolls_back_device(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	th_warm(h, d, r);
-	uint64_t ddefers0 = th_ds(h, d).defers, rdefers0 = th_rs(h, r).defers;
+	struct th_fix f = th_fix(NULL);
+	uint64_t ddefers0 = th_ds(f.h, f.d).defers, rdefers0 = th_rs(f.h, f.r).defers;
 	for (int e = 0; e < 2; e++) {
 		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-		CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096, &p), MCC_ADMIT);
-		th_wc(h, &p, IBV_WC_RNR_RETRY_EXC_ERR, 0);
-		th_tick(h);
+		CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 4096, &p), MCC_ADMIT);
+		th_wc(f.h, &p, IBV_WC_RNR_RETRY_EXC_ERR, 0);
+		th_tick(f.h);
 	}
-	uint64_t w = th_rwin(h, r);
+	uint64_t w = th_rwin(f.h, f.r);
 	CU_ASSERT_EQUAL(w, 8 * MiB);
-	CU_ASSERT_EQUAL(th_ds(h, d).window_bytes, 16 * MiB);
-	unsigned n = th_push(h, r, 1000, 64 * KiB, 1);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).window_bytes, 16 * MiB);
+	unsigned n = th_push(f.h, f.r, 1000, 64 * KiB, 1);
 	CU_ASSERT_EQUAL(n, w / (64 * KiB));
-	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, w);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).inflight_bytes, w);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_DEFER);
+	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 64 * KiB, &p), MCC_DEFER);
 	CU_ASSERT_EQUAL(p.reason, MCC_REASON_BYTE_WINDOW);
 	CU_ASSERT(!(p.flags & MCC_PERMIT_F_LIVE));
-	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, w); /* rolled back */
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, w);
-	CU_ASSERT_EQUAL(th_rs(h, r).defers, rdefers0 + 2); /* th_push stopped at one too */
-	CU_ASSERT_EQUAL(th_ds(h, d).defers, ddefers0);
-	th_drain(h);
-	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 0);
-	th_free(h);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).inflight_bytes, w); /* rolled back */
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, w);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).defers, rdefers0 + 2); /* th_push stopped at one too */
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).defers, ddefers0);
+	th_drain(f.h);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).inflight_bytes, 0);
+	th_free(f.h);
 }
 
 static void test_permit_release_beyond_live_is_ealready_and_counted(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct th_fix f = th_fix_cold(NULL);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq_simple(h, r, 8192, &p), MCC_ADMIT);
-	CU_ASSERT_EQUAL(th_rel(h, &p, 8192, MCC_REL_NOT_POSTED), 0);
-	CU_ASSERT_EQUAL(th_rel(h, &p, 8192, MCC_REL_NOT_POSTED), -EALREADY);
-	CU_ASSERT_EQUAL(th_rs(h, r).double_release, 1);
-	CU_ASSERT_EQUAL(th_ds(h, d).double_release, 1);
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 8192, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_rel(f.h, &p, 8192, MCC_REL_NOT_POSTED), 0);
+	CU_ASSERT_EQUAL(th_rel(f.h, &p, 8192, MCC_REL_NOT_POSTED), -EALREADY);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).double_release, 1);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).double_release, 1);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 0);
 	/* more than live: only the live bytes return */
-	CU_ASSERT_EQUAL(th_acq_simple(h, r, 8192, &p), MCC_ADMIT);
-	CU_ASSERT_EQUAL(th_rel(h, &p, 10000, MCC_REL_CANCELLED), -EALREADY);
+	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 8192, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_rel(f.h, &p, 10000, MCC_REL_CANCELLED), -EALREADY);
 	CU_ASSERT_EQUAL(p.bytes, 0);
-	CU_ASSERT_EQUAL(th_rs(h, r).double_release, 2);
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
-	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 0);
-	th_free(h);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).double_release, 2);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).inflight_bytes, 0);
+	th_free(f.h);
 }
 
 static void test_permit_completion_beyond_live_is_counted_and_harmless(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct th_fix f = th_fix_cold(NULL);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq_simple(h, r, 8192, &p), MCC_ADMIT);
-	th_wc_gen(h, &p, IBV_WC_SUCCESS, 1, 16384); /* more than live */
-	CU_ASSERT_EQUAL(th_rs(h, r).double_release, 1);
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
-	th_wc_gen(h, &p, IBV_WC_SUCCESS, 1, 0); /* settled permit */
-	CU_ASSERT_EQUAL(th_rs(h, r).double_release, 2);
-	CU_ASSERT_EQUAL(th_ds(h, d).double_release, 2);
-	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 0);
-	CU_ASSERT_EQUAL(th_rs(h, r).completions, 1); /* the duplicate is not feedback */
-	th_free(h);
+	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 8192, &p), MCC_ADMIT);
+	th_wc_gen(f.h, &p, IBV_WC_SUCCESS, 1, 16384); /* more than live */
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).double_release, 1);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 0);
+	th_wc_gen(f.h, &p, IBV_WC_SUCCESS, 1, 0); /* settled permit */
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).double_release, 2);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).double_release, 2);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).completions, 1); /* the duplicate is not feedback */
+	th_free(f.h);
 }
 
 /* What a refused permit holds: struct_size and reason, nothing else. */
@@ -157,116 +148,105 @@ static void check_refused_settle_ignored(struct th *h, mcc_device *d, mcc_route 
  * path alone (AVOID, route quarantined). */
 static void test_permit_refused_holds_only_reason(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	th_warm(h, d, r);
+	struct th_fix f = th_fix(NULL);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq(h, r, 4096, 1, 7, 9, 2, &p), MCC_ADMIT);
-	th_wc(h, &p, IBV_WC_SUCCESS, 0);
-	CU_ASSERT_PTR_EQUAL(p.route, r); /* dead, still naming its domains */
-	CU_ASSERT(th_push(h, r, 1000, 64 * KiB, 1) > 0); /* the window is full */
-	CU_ASSERT_EQUAL(th_acq(h, r, 64 * KiB, 1, 7, 9, 3, &p), MCC_DEFER);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 7, 9, 2, &p), MCC_ADMIT);
+	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
+	CU_ASSERT_PTR_EQUAL(p.route, f.r); /* dead, still naming its domains */
+	CU_ASSERT(th_push(f.h, f.r, 1000, 64 * KiB, 1) > 0); /* the window is full */
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 64 * KiB, 1, 7, 9, 3, &p), MCC_DEFER);
 	check_refused(&p, MCC_REASON_BYTE_WINDOW);
-	check_refused_settle_ignored(h, d, r, &p);
-	th_drain(h);
+	check_refused_settle_ignored(f.h, f.d, f.r, &p);
+	th_drain(f.h);
 
-	CU_ASSERT_EQUAL(th_acq(h, r, 4096, 1, 7, 9, 4, &p), MCC_ADMIT);
-	th_wc(h, &p, IBV_WC_SUCCESS, 0);
-	th_quarantine_route(h, r, 1);
-	CU_ASSERT_EQUAL(th_acq(h, r, 4096, 1, 7, 9, 5, &p), MCC_AVOID);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 7, 9, 4, &p), MCC_ADMIT);
+	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
+	th_quarantine_route(f.h, f.r, 1);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 7, 9, 5, &p), MCC_AVOID);
 	check_refused(&p, MCC_REASON_PATH_QUARANTINED);
-	check_refused_settle_ignored(h, d, r, &p);
+	check_refused_settle_ignored(f.h, f.d, f.r, &p);
 	/* reusable like any dead permit */
-	CU_ASSERT_EQUAL(th_acq(h, r, 4096, 1, 7, 9, 6, &p), MCC_AVOID);
-	th_free(h);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 7, 9, 6, &p), MCC_AVOID);
+	th_free(f.h);
 }
 
 static void test_permit_partial_release_returns_only_given_bytes(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct th_fix f = th_fix_cold(NULL);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq_simple(h, r, 65536, &p), MCC_ADMIT);
-	CU_ASSERT_EQUAL(th_rel(h, &p, 16384, MCC_REL_NOT_POSTED), 0);
+	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 65536, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_rel(f.h, &p, 16384, MCC_REL_NOT_POSTED), 0);
 	CU_ASSERT(p.flags & MCC_PERMIT_F_LIVE);
 	CU_ASSERT_EQUAL(p.bytes, 49152);
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 49152);
-	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 49152);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 49152);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).inflight_bytes, 49152);
 	/* the posted part settles through its WC */
-	th_wc_gen(h, &p, IBV_WC_SUCCESS, 1, 49152);
+	th_wc_gen(f.h, &p, IBV_WC_SUCCESS, 1, 49152);
 	CU_ASSERT(!(p.flags & MCC_PERMIT_F_LIVE));
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
-	CU_ASSERT_EQUAL(th_rs(h, r).completed_bytes, 49152);
-	CU_ASSERT_EQUAL(th_rs(h, r).double_release, 0);
-	th_free(h);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).completed_bytes, 49152);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).double_release, 0);
+	th_free(f.h);
 }
 
 static void test_permit_reclaimed_release_settles_posted_bytes(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct th_fix f = th_fix_cold(NULL);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq_simple(h, r, 32768, &p), MCC_ADMIT);
-	CU_ASSERT_EQUAL(th_rel(h, &p, 32768, MCC_REL_RECLAIMED), 0);
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
-	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 0);
-	CU_ASSERT_EQUAL(th_rs(h, r).double_release, 0);
-	CU_ASSERT_EQUAL(th_rs(h, r).state, MCC_PATH_HEALTHY); /* no failure from teardown */
-	th_free(h);
+	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 32768, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_rel(f.h, &p, 32768, MCC_REL_RECLAIMED), 0);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).double_release, 0);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).state, MCC_PATH_HEALTHY); /* no failure from teardown */
+	th_free(f.h);
 }
 
 static void test_permit_inflight_never_negative_and_never_leaks(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	th_warm(h, d, r);
+	struct th_fix f = th_fix(NULL);
 	struct mcc_permit_v1 p[8];
 	uint64_t live = 0;
 	for (int round = 0; round < 50; round++) {
 		for (int i = 0; i < 8; i++) {
 			p[i] = (struct mcc_permit_v1)MCC_PERMIT_INIT;
-			CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096u * (unsigned)(i + 1), &p[i]), MCC_ADMIT);
+			CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 4096u * (unsigned)(i + 1), &p[i]), MCC_ADMIT);
 			live += 4096u * (unsigned)(i + 1);
 		}
-		CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, live);
+		CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, live);
 		for (int i = 0; i < 8; i++) {
 			uint64_t b = p[i].bytes;
 			switch ((round + i) % 4) {
 			case 0:
-				th_wc(h, &p[i], IBV_WC_SUCCESS, 0);
+				th_wc(f.h, &p[i], IBV_WC_SUCCESS, 0);
 				break;
 			case 1:
-				CU_ASSERT_EQUAL(th_rel(h, &p[i], 1024, MCC_REL_NOT_POSTED), 0);
-				th_wc(h, &p[i], IBV_WC_WR_FLUSH_ERR, 0);
+				CU_ASSERT_EQUAL(th_rel(f.h, &p[i], 1024, MCC_REL_NOT_POSTED), 0);
+				th_wc(f.h, &p[i], IBV_WC_WR_FLUSH_ERR, 0);
 				break;
 			case 2:
-				CU_ASSERT_EQUAL(th_rel(h, &p[i], b, MCC_REL_POST_REJECTED), 0);
+				CU_ASSERT_EQUAL(th_rel(f.h, &p[i], b, MCC_REL_POST_REJECTED), 0);
 				break;
 			default:
-				th_wc(h, &p[i], IBV_WC_LOC_LEN_ERR, 0);
-				th_wc(h, &p[i], IBV_WC_SUCCESS, 0); /* duplicate */
+				th_wc(f.h, &p[i], IBV_WC_LOC_LEN_ERR, 0);
+				th_wc(f.h, &p[i], IBV_WC_SUCCESS, 0); /* duplicate */
 				break;
 			}
 			live -= b;
-			struct mcc_domain_stats_v1 s = th_rs(h, r);
+			struct mcc_domain_stats_v1 s = th_rs(f.h, f.r);
 			CU_ASSERT_EQUAL(s.inflight_bytes, live);
 			CU_ASSERT(s.inflight_bytes <= (uint64_t)INT64_MAX);
 		}
-		th_tick(h);
+		th_tick(f.h);
 	}
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
-	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 0);
-	th_free(h);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).inflight_bytes, 0);
+	th_free(f.h);
 }
 
 static struct mcc_config_v1 small_window(uint64_t w)
 {
-	struct mcc_config_v1 c;
-	th_cfg_defaults(&c);
+	struct mcc_config_v1 c = th_cfg();
 	c.min_window_bytes = w;
 	c.max_window_bytes = w;
 	return c;
@@ -275,120 +255,104 @@ static struct mcc_config_v1 small_window(uint64_t w)
 static void test_bound_empty_domain_admits_one_oversized_slice(void)
 {
 	struct mcc_config_v1 c = small_window(1 * MiB);
-	struct th *h = th_new(&mcc_test_aimd_v1, &c);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct th_fix f = th_fix_cold(&c);
 	struct mcc_permit_v1 big = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4 * MiB, &big), MCC_ADMIT);
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 4 * MiB); /* full bytes reserved */
-	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 4 * MiB);
-	th_wc(h, &big, IBV_WC_SUCCESS, 0);
-	th_free(h);
+	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 4 * MiB, &big), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 4 * MiB); /* full bytes reserved */
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).inflight_bytes, 4 * MiB);
+	th_wc(f.h, &big, IBV_WC_SUCCESS, 0);
+	th_free(f.h);
 }
 
 static void test_bound_oversized_slice_blocks_until_drained(void)
 {
 	struct mcc_config_v1 c = small_window(1 * MiB);
-	struct th *h = th_new(&mcc_test_aimd_v1, &c);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct th_fix f = th_fix_cold(&c);
 	struct mcc_permit_v1 big = MCC_PERMIT_INIT, small = MCC_PERMIT_INIT, big2 = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4 * MiB, &big), MCC_ADMIT);
-	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096, &small), MCC_DEFER);
-	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4 * MiB, &big2), MCC_DEFER);
+	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 4 * MiB, &big), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 4096, &small), MCC_DEFER);
+	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 4 * MiB, &big2), MCC_DEFER);
 	/* partially drained: still over the window */
-	th_wc_gen(h, &big, IBV_WC_SUCCESS, 1, 3 * MiB + 512 * KiB);
-	CU_ASSERT_EQUAL(th_acq_simple(h, r, 1 * MiB, &small), MCC_DEFER);
-	th_wc(h, &big, IBV_WC_SUCCESS, 0);
-	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096, &small), MCC_ADMIT);
-	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4 * MiB, &big2), MCC_DEFER); /* not empty */
-	th_wc(h, &small, IBV_WC_SUCCESS, 0);
-	CU_ASSERT_EQUAL(th_acq_simple(h, r, 4 * MiB, &big2), MCC_ADMIT);
-	th_wc(h, &big2, IBV_WC_SUCCESS, 0);
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
-	th_free(h);
+	th_wc_gen(f.h, &big, IBV_WC_SUCCESS, 1, 3 * MiB + 512 * KiB);
+	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 1 * MiB, &small), MCC_DEFER);
+	th_wc(f.h, &big, IBV_WC_SUCCESS, 0);
+	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 4096, &small), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 4 * MiB, &big2), MCC_DEFER); /* not empty */
+	th_wc(f.h, &small, IBV_WC_SUCCESS, 0);
+	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 4 * MiB, &big2), MCC_ADMIT);
+	th_wc(f.h, &big2, IBV_WC_SUCCESS, 0);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 0);
+	th_free(f.h);
 }
 
 static void test_bound_oversized_slice_admitted_while_probing(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	th_warm(h, d, r);
-	th_quarantine_route(h, r, 1);
-	th_advance_ms(h, 1000);
-	th_tick(h);
-	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_PROBING);
+	struct th_fix f = th_fix(NULL);
+	th_probing(f.h, f.r, 1);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT, q = MCC_PERMIT_INIT;
 	/* one slice larger than min window and probe budget, on a new generation */
-	CU_ASSERT_EQUAL(th_acq(h, r, 1 * MiB, 2, 0, 0, 0, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 1 * MiB, 2, 0, 0, 0, &p), MCC_ADMIT);
 	CU_ASSERT(p.flags & MCC_PERMIT_F_PROBE);
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 1 * MiB);
-	CU_ASSERT_EQUAL(th_acq(h, r, 4096, 2, 0, 0, 0, &q), MCC_AVOID); /* budget used */
-	CU_ASSERT_EQUAL(th_acq(h, r, 4096, 1, 0, 0, 0, &q), MCC_AVOID); /* old generation */
-	th_wc(h, &p, IBV_WC_SUCCESS, 0);
-	th_free(h);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 1 * MiB);
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 2, 0, 0, 0, &q), MCC_AVOID); /* budget used */
+	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 0, 0, 0, &q), MCC_AVOID); /* old generation */
+	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
+	th_free(f.h);
 }
 
 static void test_bound_is_max_of_window_and_one_slice(void)
 {
 	struct mcc_config_v1 c = small_window(256 * KiB);
-	struct th *h = th_new(&mcc_test_aimd_v1, &c);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	CU_ASSERT_EQUAL(th_push(h, r, 100, 64 * KiB, 1), 4); /* exactly the window */
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 256 * KiB);
-	th_drain(h);
-	CU_ASSERT_EQUAL(th_push(h, r, 100, 100 * KiB, 1), 2); /* 200 KiB <= 256 KiB < 300 */
-	th_drain(h);
-	CU_ASSERT_EQUAL(th_push(h, r, 100, 300 * KiB, 1), 1); /* one slice beyond */
-	th_drain(h);
-	th_free(h);
+	struct th_fix f = th_fix_cold(&c);
+	CU_ASSERT_EQUAL(th_push(f.h, f.r, 100, 64 * KiB, 1), 4); /* exactly the window */
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 256 * KiB);
+	th_drain(f.h);
+	CU_ASSERT_EQUAL(th_push(f.h, f.r, 100, 100 * KiB, 1), 2); /* 200 KiB <= 256 KiB < 300 */
+	th_drain(f.h);
+	CU_ASSERT_EQUAL(th_push(f.h, f.r, 100, 300 * KiB, 1), 1); /* one slice beyond */
+	th_drain(f.h);
+	th_free(f.h);
 }
 
 static void test_permit_invalid_arguments(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct th_fix f = th_fix_cold(NULL);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT, z;
 	memset(&z, 0, sizeof(z));
-	CU_ASSERT_EQUAL(h->ops->try_acquire(h->lane, NULL, 4096, 1, NULL, &p), -EINVAL);
-	CU_ASSERT_EQUAL(h->ops->try_acquire(NULL, r, 4096, 1, NULL, &p), -EINVAL);
-	CU_ASSERT_EQUAL(h->ops->try_acquire(h->lane, r, 0, 1, NULL, &p), -EINVAL);
-	CU_ASSERT_EQUAL(h->ops->try_acquire(h->lane, r, 4096, 1, NULL, NULL), -EINVAL);
-	CU_ASSERT_EQUAL(h->ops->try_acquire(h->lane, r, 4096, 1, NULL, &z), -EINVAL);
-	CU_ASSERT_EQUAL(h->ops->try_acquire(h->lane, r, 4096, 1, NULL, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(f.h->ops->try_acquire(f.h->lane, NULL, 4096, 1, NULL, &p), -EINVAL);
+	CU_ASSERT_EQUAL(f.h->ops->try_acquire(NULL, f.r, 4096, 1, NULL, &p), -EINVAL);
+	CU_ASSERT_EQUAL(f.h->ops->try_acquire(f.h->lane, f.r, 0, 1, NULL, &p), -EINVAL);
+	CU_ASSERT_EQUAL(f.h->ops->try_acquire(f.h->lane, f.r, 4096, 1, NULL, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(f.h->ops->try_acquire(f.h->lane, f.r, 4096, 1, NULL, &z), -EINVAL);
+	CU_ASSERT_EQUAL(f.h->ops->try_acquire(f.h->lane, f.r, 4096, 1, NULL, &p), MCC_ADMIT);
 	CU_ASSERT_EQUAL(p.task.batch_id, 0); /* no task */
-	CU_ASSERT_EQUAL(h->ops->try_acquire(h->lane, r, 4096, 1, NULL, &p), -EINVAL); /* live */
-	CU_ASSERT_EQUAL(h->ops->release(h->lane, NULL, 1, 0), -EINVAL);
-	CU_ASSERT_EQUAL(th_rel(h, &p, 0, MCC_REL_NOT_POSTED), 0); /* zero bytes: nothing */
+	CU_ASSERT_EQUAL(f.h->ops->try_acquire(f.h->lane, f.r, 4096, 1, NULL, &p), -EINVAL); /* live */
+	CU_ASSERT_EQUAL(f.h->ops->release(f.h->lane, NULL, 1, 0), -EINVAL);
+	CU_ASSERT_EQUAL(th_rel(f.h, &p, 0, MCC_REL_NOT_POSTED), 0); /* zero bytes: nothing */
 	CU_ASSERT_EQUAL(p.bytes, 4096);
 	struct mcc_permit_v1 never = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_rel(h, &never, 1, MCC_REL_NOT_POSTED), -EALREADY);
-	h->ops->on_completion(h->lane, &never, NULL); /* ignored */
-	th_wc(h, &p, IBV_WC_SUCCESS, 0);
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
-	th_free(h);
+	CU_ASSERT_EQUAL(th_rel(f.h, &never, 1, MCC_REL_NOT_POSTED), -EALREADY);
+	f.h->ops->on_completion(f.h->lane, &never, NULL); /* ignored */
+	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 0);
+	th_free(f.h);
 }
 
 static void test_permit_reusable_after_settlement(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct th_fix f = th_fix_cold(NULL);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	for (int i = 0; i < 100; i++) {
-		CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096, &p), MCC_ADMIT);
+		CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 4096, &p), MCC_ADMIT);
 		if (i % 2)
-			th_wc(h, &p, IBV_WC_SUCCESS, 0);
+			th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
 		else
-			CU_ASSERT_EQUAL(th_rel(h, &p, 4096, MCC_REL_NOT_POSTED), 0);
+			CU_ASSERT_EQUAL(th_rel(f.h, &p, 4096, MCC_REL_NOT_POSTED), 0);
 	}
-	CU_ASSERT_EQUAL(th_rs(h, r).admits, 100);
-	CU_ASSERT_EQUAL(th_rs(h, r).completions, 50);
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
-	th_free(h);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).admits, 100);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).completions, 50);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 0);
+	th_free(f.h);
 }
 
 /* A busy epoch switches a HEALTHY domain with a large window to credit mode:
@@ -396,37 +360,34 @@ static void test_permit_reusable_after_settlement(void)
  * the window; lane_close hands every cached byte back. */
 static void test_credit_mode_invariant_and_lane_close_flush(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	th_warm(h, d, r);
-	uint64_t admits0 = th_rs(h, r).admits;
+	struct th_fix f = th_fix(NULL);
+	uint64_t admits0 = th_rs(f.h, f.r).admits;
 	for (int i = 0; i < 200; i++) { /* busy epoch */
 		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-		CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
-		th_wc(h, &p, IBV_WC_SUCCESS, 0);
+		CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 64 * KiB, &p), MCC_ADMIT);
+		th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
 	}
-	th_tick(h);
+	th_tick(f.h);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
-	struct mcc_domain_stats_v1 s = th_rs(h, r);
+	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 64 * KiB, &p), MCC_ADMIT);
+	struct mcc_domain_stats_v1 s = th_rs(f.h, f.r);
 	/* chunk = clamp(16 MiB / (4 * 1 lane open), slice, 1 MiB) = 1 MiB */
 	CU_ASSERT_EQUAL(s.inflight_bytes, 1 * MiB);
-	th_wc(h, &p, IBV_WC_SUCCESS, 0);
-	CU_ASSERT(th_rs(h, r).inflight_bytes <= 1 * MiB); /* cached, at most one chunk */
+	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
+	CU_ASSERT(th_rs(f.h, f.r).inflight_bytes <= 1 * MiB); /* cached, at most one chunk */
 	/* fill: the actual in-flight (live permits) stays within the window */
-	unsigned n = th_push(h, r, TH_FIFO, 64 * KiB, 1);
+	unsigned n = th_push(f.h, f.r, TH_FIFO, 64 * KiB, 1);
 	CU_ASSERT_EQUAL((uint64_t)n * 64 * KiB, 16 * MiB);
-	s = th_rs(h, r);
+	s = th_rs(f.h, f.r);
 	CU_ASSERT(s.inflight_bytes <= s.window_bytes);
 	CU_ASSERT(s.inflight_bytes >= (uint64_t)n * 64 * KiB);
-	th_drain(h);
-	h->ops->lane_close(h->ctx, h->lane);
-	h->lane = NULL;
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
-	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 0);
-	CU_ASSERT_EQUAL(th_rs(h, r).admits, admits0 + 201 + n);
-	th_free(h);
+	th_drain(f.h);
+	f.h->ops->lane_close(f.h->ctx, f.h->lane);
+	f.h->lane = NULL;
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).admits, admits0 + 201 + n);
+	th_free(f.h);
 }
 
 /* Credit cached by an idle lane becomes stale when the window is cut; the
@@ -434,42 +395,39 @@ static void test_credit_mode_invariant_and_lane_close_flush(void)
  * admission, and the idle lane returns it on its next call. */
 static void test_credit_stale_in_idle_lane_does_not_block_exact_admission(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	th_warm(h, d, r);
-	mcc_lane *idle = open_lane(h, 1);
+	struct th_fix f = th_fix(NULL);
+	mcc_lane *idle = open_lane(f.h, 1);
 	for (int i = 0; i < 200; i++) {
 		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-		CU_ASSERT_EQUAL(h->ops->try_acquire(idle, r, 64 * KiB, 1, NULL, &p), MCC_ADMIT);
-		h->ops->release(idle, &p, 64 * KiB, MCC_REL_NOT_POSTED);
+		CU_ASSERT_EQUAL(f.h->ops->try_acquire(idle, f.r, 64 * KiB, 1, NULL, &p), MCC_ADMIT);
+		f.h->ops->release(idle, &p, 64 * KiB, MCC_REL_NOT_POSTED);
 	}
-	th_tick(h); /* busy: credit mode */
+	th_tick(f.h); /* busy: credit mode */
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(h->ops->try_acquire(idle, r, 64 * KiB, 1, NULL, &p), MCC_ADMIT);
-	h->ops->release(idle, &p, 64 * KiB, MCC_REL_NOT_POSTED);
-	uint64_t cached = th_rs(h, r).inflight_bytes;
+	CU_ASSERT_EQUAL(f.h->ops->try_acquire(idle, f.r, 64 * KiB, 1, NULL, &p), MCC_ADMIT);
+	f.h->ops->release(idle, &p, 64 * KiB, MCC_REL_NOT_POSTED);
+	uint64_t cached = th_rs(f.h, f.r).inflight_bytes;
 	CU_ASSERT(cached >= 64 * KiB);
 	/* receiver pressure cuts the route: exact mode at 8 MiB */
 	for (int e = 0; e < 2; e++) {
-		CU_ASSERT_EQUAL(th_acq_simple(h, r, 4096, &p), MCC_ADMIT);
-		th_wc(h, &p, IBV_WC_RNR_RETRY_EXC_ERR, 0);
-		th_tick(h);
+		CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 4096, &p), MCC_ADMIT);
+		th_wc(f.h, &p, IBV_WC_RNR_RETRY_EXC_ERR, 0);
+		th_tick(f.h);
 	}
-	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_CONGESTED);
-	uint64_t w = th_rwin(h, r);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_CONGESTED);
+	uint64_t w = th_rwin(f.h, f.r);
 	CU_ASSERT_EQUAL(w, 8 * MiB);
 	/* lane 0 gets the whole window although `idle` still holds credit */
-	unsigned n = th_push(h, r, TH_FIFO, 64 * KiB, 1);
+	unsigned n = th_push(f.h, f.r, TH_FIFO, 64 * KiB, 1);
 	CU_ASSERT_EQUAL((uint64_t)n * 64 * KiB, w);
-	th_drain(h);
+	th_drain(f.h);
 	/* the idle lane's next call returns its stale credit; the next tick folds it */
-	CU_ASSERT_EQUAL(h->ops->try_acquire(idle, r, 4096, 1, NULL, &p), MCC_ADMIT);
-	h->ops->release(idle, &p, 4096, MCC_REL_NOT_POSTED);
-	th_tick(h);
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
-	h->ops->lane_close(h->ctx, idle);
-	th_free(h);
+	CU_ASSERT_EQUAL(f.h->ops->try_acquire(idle, f.r, 4096, 1, NULL, &p), MCC_ADMIT);
+	f.h->ops->release(idle, &p, 4096, MCC_REL_NOT_POSTED);
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 0);
+	f.h->ops->lane_close(f.h->ctx, idle);
+	th_free(f.h);
 }
 
 /* The credit threshold and chunk follow the lanes actually open, not the
@@ -527,26 +485,23 @@ static void test_credit_chunk_follows_lanes_open_not_declared_max(void)
 
 static void test_credit_flushed_on_state_change_epoch(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	th_warm(h, d, r);
+	struct th_fix f = th_fix(NULL);
 	for (int i = 0; i < 200; i++) {
 		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-		CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
-		th_rel(h, &p, 64 * KiB, MCC_REL_NOT_POSTED);
+		CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 64 * KiB, &p), MCC_ADMIT);
+		th_rel(f.h, &p, 64 * KiB, MCC_REL_NOT_POSTED);
 	}
-	th_tick(h);
+	th_tick(f.h);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL(th_acq_simple(h, r, 64 * KiB, &p), MCC_ADMIT);
-	CU_ASSERT(th_rs(h, r).inflight_bytes > 64 * KiB); /* credit cached */
+	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 64 * KiB, &p), MCC_ADMIT);
+	CU_ASSERT(th_rs(f.h, f.r).inflight_bytes > 64 * KiB); /* credit cached */
 	/* a QP hard error moves the route to SUSPECT: exact mode, new epoch */
-	th_async(h, IBV_EVENT_QP_FATAL, d, r, 1, 0, 1);
-	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_SUSPECT);
-	th_wc(h, &p, IBV_WC_SUCCESS, 0); /* returns to the shared counter now */
-	th_tick(h);
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
-	th_free(h);
+	th_async(f.h, IBV_EVENT_QP_FATAL, f.d, f.r, 1, 0, 1);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_SUSPECT);
+	th_wc(f.h, &p, IBV_WC_SUCCESS, 0); /* returns to the shared counter now */
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 0);
+	th_free(f.h);
 }
 
 static void test_route_rebind_keeps_state_and_settles_on_admitting_device(void)
@@ -617,30 +572,27 @@ static void test_lane_open_rejects_duplicate_and_out_of_range(void)
 /* A poller lane settles permits admitted by a posting lane. */
 static void test_permit_settled_on_another_lane(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
-	th_warm(h, d, r);
-	uint64_t compl0 = th_rs(h, r).completions;
-	mcc_lane *poller = open_lane(h, 2);
+	struct th_fix f = th_fix(NULL);
+	uint64_t compl0 = th_rs(f.h, f.r).completions;
+	mcc_lane *poller = open_lane(f.h, 2);
 	struct mcc_permit_v1 p[300];
 	for (int round = 0; round < 3; round++) {
 		for (int i = 0; i < 300; i++) {
 			p[i] = (struct mcc_permit_v1)MCC_PERMIT_INIT;
-			CU_ASSERT_EQUAL(th_acq_simple(h, r, 16 * KiB, &p[i]), MCC_ADMIT);
+			CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 16 * KiB, &p[i]), MCC_ADMIT);
 		}
 		struct mcc_completion_v1 wc = { sizeof(wc), 0, 0, 1, 0, 0, 0, 0, 0 };
 		for (int i = 0; i < 300; i++)
-			h->ops->on_completion(poller, &p[i], &wc);
-		th_tick(h);
+			f.h->ops->on_completion(poller, &p[i], &wc);
+		th_tick(f.h);
 	}
-	CU_ASSERT_EQUAL(th_rs(h, r).completions, compl0 + 900);
-	h->ops->lane_close(h->ctx, poller);
-	h->ops->lane_close(h->ctx, h->lane);
-	h->lane = NULL;
-	CU_ASSERT_EQUAL(th_rs(h, r).inflight_bytes, 0);
-	CU_ASSERT_EQUAL(th_ds(h, d).inflight_bytes, 0);
-	th_free(h);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).completions, compl0 + 900);
+	f.h->ops->lane_close(f.h->ctx, poller);
+	f.h->ops->lane_close(f.h->ctx, f.h->lane);
+	f.h->lane = NULL;
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r).inflight_bytes, 0);
+	CU_ASSERT_EQUAL(th_ds(f.h, f.d).inflight_bytes, 0);
+	th_free(f.h);
 }
 
 /*
@@ -794,19 +746,17 @@ static void test_mixed_congested_route_on_credit_device_exact(void)
  * a busy, HEALTHY route in lane credit. */
 static void test_mixed_congested_device_under_credit_route_exact(void)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	mcc_device *d = th_dev(h, 0);
-	mcc_route *r = th_route(h, d, 1, 1, 0, 1);
+	struct th_fix f = th_fix_cold(NULL);
 	for (int e = 0; e < 3; e++) {
-		th_sig(h, MCC_SIG_BACKLOG, d, NULL, 0, 0, 1, 0, (uint64_t)(e + 1) * MiB, 0);
-		th_push(h, r, 64, 64 * KiB, 1);
-		th_pop(h, 64, IBV_WC_SUCCESS);
-		th_tick(h);
+		th_sig(f.h, MCC_SIG_BACKLOG, f.d, NULL, 0, 0, 1, 0, (uint64_t)(e + 1) * MiB, 0);
+		th_push(f.h, f.r, 64, 64 * KiB, 1);
+		th_pop(f.h, 64, IBV_WC_SUCCESS);
+		th_tick(f.h);
 	}
-	CU_ASSERT_EQUAL_FATAL(th_dstate(h, d), MCC_PATH_CONGESTED);
-	CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_HEALTHY);
-	mixed_fill_and_settle(h, r, d, false, NULL);
-	th_free(h);
+	CU_ASSERT_EQUAL_FATAL(th_dstate(f.h, f.d), MCC_PATH_CONGESTED);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
+	mixed_fill_and_settle(f.h, f.r, f.d, false, NULL);
+	th_free(f.h);
 }
 
 MCC_CU_SUITE(t_init_permit_tests, "policy_permit", NULL, NULL,
