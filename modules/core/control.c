@@ -271,11 +271,9 @@ static void recover(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 	if (d->kind == MCC_DOM_ROUTE) {
 		mcc_ev_route_recovered(core, ((struct mcc_route *)d)->name_idx);
 	} else {
-		for (struct mcc_dom *x = core->routes; x; x = x->next) {
-			struct mcc_route *r = (struct mcc_route *)x;
-			uint32_t st = mcc_ctl_state(atomic_load_explicit(&x->ctl, RLX));
-			if (atomic_load_explicit(&r->dev, RLX) == (struct mcc_device *)d &&
-			    st != MCC_PATH_QUARANTINED && st != MCC_PATH_PROBING)
+		for (struct mcc_route *r = ((struct mcc_device *)d)->routes; r; r = r->dnext) {
+			uint32_t st = mcc_ctl_state(atomic_load_explicit(&r->d.ctl, RLX));
+			if (st != MCC_PATH_QUARANTINED && st != MCC_PATH_PROBING)
 				mcc_ev_route_recovered(core, r->name_idx);
 		}
 	}
@@ -851,13 +849,10 @@ enum match { M_DEVICE, M_PORT, M_CQ };
 static void quarantine_routes(struct mcc_core *core, struct mcc_device *dv, enum match m,
                               uint32_t key, uint64_t now)
 {
-	for (struct mcc_dom *x = core->routes; x; x = x->next) {
-		struct mcc_route *r = (struct mcc_route *)x;
-		if (atomic_load_explicit(&r->dev, RLX) != dv)
-			continue;
+	for (struct mcc_route *r = dv->routes; r; r = r->dnext) {
 		if ((m == M_PORT && r->port_num != key) || (m == M_CQ && r->cq_id != key))
 			continue;
-		mcc_ctl_quarantine(core, x, now);
+		mcc_ctl_quarantine(core, &r->d, now);
 	}
 }
 

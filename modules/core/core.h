@@ -294,12 +294,16 @@ static inline bool mcc_pace_pass(const struct mcc_dom *d)
 	return !atomic_load_explicit(&d->paced, RLX);
 }
 
+struct mcc_route;
+
 struct mcc_device {
 	struct mcc_dom d; /* first */
 	uint32_t device_id;
 	uint32_t num_ports;
 	uint64_t link_rate_bps;
 	bool software; /* rdma_rxe, siw: serialises on the host (policy.c) */
+	uint32_t nroutes;        /* cold: open routes bound to it (a new route's share) */
+	struct mcc_route *routes; /* cold: those routes, newest first (scoped quarantine) */
 	char name[64];
 };
 
@@ -312,7 +316,10 @@ struct mcc_route {
 	uint64_t remote_id;
 	uint32_t name_idx; /* route registry entry (evidence path names) */
 	uint32_t refs;     /* cold: route_open of an open (device, route_id) */
-	char path[MCC_PATH_NAME_MAX];
+	/* cold: the route table's chain (key: device, route_id) and the
+	 * device's list of its routes (policy.c) */
+	struct mcc_route *hnext;
+	struct mcc_route *dnext, *dprev;
 };
 
 /* -------------------------------------------------------------------- lanes */
@@ -485,11 +492,15 @@ struct mcc_evtab {
 };
 
 /* Route registry: stable names and recovery marks for evidence (records
- * never hold route pointers, which may be freed). */
+ * never hold route pointers, which may be freed). An entry lives while an
+ * open route or an evidence item names it (`refs`), then returns to the
+ * free list; lookup by (device_id, route_id) is a hash (evidence.c). */
 struct mcc_rname {
 	uint64_t route_id;
 	uint64_t recovered_seq;
 	uint32_t device_id;
+	uint32_t refs;  /* open routes + evidence items naming it; 0: free */
+	uint32_t hnext; /* hash chain or free list: index + 1 (0: none) */
 	uint32_t reserved0;
 	char path[MCC_PATH_NAME_MAX];
 };
@@ -583,8 +594,15 @@ struct mcc_core {
 	uint32_t ndl;
 	struct mcc_deadline *dl; /* [MCC_DEADLINES_MAX] */
 	struct mcc_evtab ev;
-	struct mcc_rname *reg;
-	uint32_t nreg, reg_cap;
+	struct mcc_rname *reg;   /* [reg_cap] route registry (evidence.c) */
+	uint32_t nreg, reg_cap;  /* entries used so far (high mark), allocated */
+	uint32_t *reg_bkt;       /* [reg_cap] hash buckets: index + 1 (0: none) */
+	uint32_t reg_free;       /* free list head: index + 1 (0: none) */
+	uint32_t reg_live;       /* entries in use */
+	/* open routes by (device, route_id) (policy.c): chained hash */
+	struct mcc_route **rtab; /* [rtab_mask + 1] */
+	uint32_t rtab_mask;
+	uint32_t nroutes;
 	struct mcc_recorder *rec; /* observe mode only */
 	uint64_t last_tick;
 	uint64_t deadlines_dropped;
@@ -597,6 +615,10 @@ void mcc_dom_init(struct mcc_core *core, struct mcc_dom *d, uint32_t kind, uint3
 /* core->lock held: fill every open domain's cs.tmp_* from the lane slots and
  * folded totals (consistent under the lanes' seqlocks). */
 void mcc_scan_lanes(struct mcc_core *core);
+/* core->lock held: one domain's totals and cached credit (stale: of an old
+ * epoch), O(lanes) (domain.c) */
+void mcc_dom_sum(struct mcc_core *core, const struct mcc_dom *d, struct mcc_counters *t,
+                 uint64_t *credit, uint64_t *stale);
 uint64_t mcc_dom_inflight(const struct mcc_dom *d); /* shared - flushed stale */
 /* in-flight as admission counts it (dom_reserve, exact_fits) and evidence
  * reports it: shared - stale_est. Equal to domain_stats' figure after each
@@ -643,8 +665,11 @@ void mcc_ev_lane_success(struct mcc_lane *lane, const struct mcc_task_ref_v1 *ta
 void mcc_ev_drain(struct mcc_core *core);
 void mcc_ev_apply_direct(struct mcc_core *core, struct mcc_ev *rec);
 void mcc_ev_route_recovered(struct mcc_core *core, uint32_t name_idx);
+/* The registry entry of (device_id, route_id), created if new (path NULL:
+ * keep the name), with one more reference; 0 when out of memory. */
 uint32_t mcc_reg_get(struct mcc_core *core, uint32_t device_id, uint64_t route_id,
                      const char *path);
+void mcc_reg_put(struct mcc_core *core, uint32_t name_idx); /* one reference less */
 
 
 static inline bool mcc_task_is_set(const struct mcc_task_ref_v1 *t)

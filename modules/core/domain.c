@@ -266,6 +266,56 @@ void mcc_scan_lanes(struct mcc_core *core)
 	}
 }
 
+/* One domain's feedback totals and the credit lanes cache for it, without
+ * a scan of every domain: its slot has a fixed offset in each lane, and so
+ * has a route's pending pair (a device's may sit in any of a lane's few
+ * entries). O(lanes), consistent under the lanes' seqlocks. */
+void mcc_dom_sum(struct mcc_core *core, const struct mcc_dom *d, struct mcc_counters *t,
+                 uint64_t *credit, uint64_t *stale)
+{
+	for (int attempt = 0; attempt < 8; attempt++) {
+		bool stable = true;
+		uint64_t c = 0, st = 0;
+		memset(t, 0, sizeof(*t));
+		uint32_t ep = mcc_ctl_epoch(atomic_load_explicit(&d->ctl, RLX));
+		for (uint32_t i = 0; i < core->lanes_hi; i++) {
+			struct mcc_lane *lane = core->lanes[i];
+			if (!lane)
+				continue;
+			core->scan_seq[i] = atomic_load_explicit(&lane->seq, ACQ);
+			if (core->scan_seq[i] & 1)
+				stable = false;
+			const struct mcc_slot *s = mcc_slot_of(lane, d);
+			if (atomic_load_explicit(&s->dom, RLX) == d) {
+				uint64_t v = atomic_load_explicit(&s->credit, RLX);
+				c += v;
+				if (v && atomic_load_explicit(&s->epoch, RLX) != ep)
+					st += v;
+				fb_sum(t, &s->fb);
+			}
+			for (unsigned k = 0; k < MCC_LANE_PEND; k++) {
+				const struct mcc_pend *e = &lane->pend[k];
+				const struct mcc_dom *rd = atomic_load_explicit(&e->rd, RLX);
+				const struct mcc_dom *dd = atomic_load_explicit(&e->dd, RLX);
+				if (rd && dd && (rd == d || dd == d))
+					fb_sum(t, &e->fb);
+			}
+		}
+		fb_sum(t, &d->fl);
+		atomic_thread_fence(ACQ);
+		for (uint32_t i = 0; i < core->lanes_hi; i++)
+			if (core->lanes[i] &&
+			    atomic_load_explicit(&core->lanes[i]->seq, RLX) != core->scan_seq[i])
+				stable = false;
+		if (credit)
+			*credit = c;
+		if (stale)
+			*stale = st;
+		if (stable)
+			return; /* else a slot was being rebound: read again */
+	}
+}
+
 /* The epoch moved (window cut, state change): the cached credit is stale. */
 static COLD void slot_restale(struct mcc_slot *s, struct mcc_dom *d, uint64_t ctl)
 {

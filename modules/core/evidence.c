@@ -233,6 +233,9 @@ static void ev_remove(struct mcc_core *core, uint32_t i)
 	c_del(&t->bix[mix64(e->batch_id) & t->mask], t->ln, i, true);
 	if (e->list == MCC_EVL_UNRESOLVED)
 		bloom_dec(core, e->hash);
+	for (int c = 0; c < MCC_EVC_N; c++) /* its items no longer name their paths */
+		if (e->it[c].used)
+			mcc_reg_put(core, e->it[c].name_idx);
 	l_del(t, i);
 	memset(e, 0, sizeof(*e));
 	l_add(t, i, MCC_EVL_FREE);
@@ -340,6 +343,10 @@ static void apply_anomaly(struct mcc_core *core, const struct mcc_ev *r)
 	if (!res && cls != MCC_EVC_UK && r->name_idx &&
 	    core->reg[r->name_idx - 1].recovered_seq > r->seq)
 		res = true; /* the path recovered since */
+	if (r->name_idx) /* the item keeps the path's name alive */
+		core->reg[r->name_idx - 1].refs++;
+	if (it->used)
+		mcc_reg_put(core, it->name_idx);
 	it->seq = r->seq;
 	it->route_id = r->route_id;
 	it->observed_ns = r->observed_ns;
@@ -548,34 +555,93 @@ void mcc_ev_route_recovered(struct mcc_core *core, uint32_t name_idx)
 	}
 }
 
+static uint32_t reg_hash(const struct mcc_core *core, uint32_t device_id, uint64_t route_id)
+{
+	return (uint32_t)mix64(route_id * 0x9E3779B97F4A7C15ull ^ device_id) & (core->reg_cap - 1);
+}
+
+/* Double the registry (entries and buckets), rehashing the live entries. */
+static int reg_grow(struct mcc_core *core)
+{
+	uint32_t cap = core->reg_cap ? core->reg_cap * 2 : 64;
+	struct mcc_rname *v = realloc(core->reg, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	core->reg = v;
+	uint32_t *b = calloc(cap, sizeof(*b));
+	if (!b)
+		return -ENOMEM; /* the larger array is kept; the buckets are not */
+	free(core->reg_bkt);
+	core->reg_bkt = b;
+	core->reg_cap = cap;
+	for (uint32_t i = 0; i < core->nreg; i++) {
+		struct mcc_rname *n = &core->reg[i];
+		if (!n->refs)
+			continue; /* on the free list */
+		uint32_t h = reg_hash(core, n->device_id, n->route_id);
+		n->hnext = b[h];
+		b[h] = i + 1;
+	}
+	return 0;
+}
+
 uint32_t mcc_reg_get(struct mcc_core *core, uint32_t device_id, uint64_t route_id,
                      const char *path)
 {
-	for (uint32_t i = 0; i < core->nreg; i++) {
-		struct mcc_rname *n = &core->reg[i];
-		if (n->device_id == device_id && n->route_id == route_id) {
-			if (path) {
-				strncpy(n->path, path, sizeof(n->path) - 1);
-				n->path[sizeof(n->path) - 1] = '\0';
+	if (core->reg_cap) {
+		for (uint32_t i = core->reg_bkt[reg_hash(core, device_id, route_id)]; i;
+		     i = core->reg[i - 1].hnext) {
+			struct mcc_rname *n = &core->reg[i - 1];
+			if (n->device_id == device_id && n->route_id == route_id) {
+				if (path) {
+					strncpy(n->path, path, sizeof(n->path) - 1);
+					n->path[sizeof(n->path) - 1] = '\0';
+				}
+				n->refs++;
+				return i;
 			}
-			return i + 1;
 		}
 	}
-	if (core->nreg == core->reg_cap) {
-		uint32_t cap = core->reg_cap ? core->reg_cap * 2 : 64;
-		struct mcc_rname *v = realloc(core->reg, cap * sizeof(*v));
-		if (!v)
+	uint32_t i = core->reg_free;
+	if (i) {
+		core->reg_free = core->reg[i - 1].hnext;
+	} else {
+		if (core->nreg == core->reg_cap && reg_grow(core) != 0)
 			return 0;
-		core->reg = v;
-		core->reg_cap = cap;
+		i = ++core->nreg;
 	}
-	struct mcc_rname *n = &core->reg[core->nreg];
+	struct mcc_rname *n = &core->reg[i - 1];
 	memset(n, 0, sizeof(*n));
 	n->device_id = device_id;
 	n->route_id = route_id;
+	n->refs = 1;
 	if (path)
 		strncpy(n->path, path, sizeof(n->path) - 1);
-	return ++core->nreg;
+	uint32_t h = reg_hash(core, device_id, route_id);
+	n->hnext = core->reg_bkt[h];
+	core->reg_bkt[h] = i;
+	core->reg_live++;
+	return i;
+}
+
+void mcc_reg_put(struct mcc_core *core, uint32_t name_idx)
+{
+	if (!name_idx)
+		return;
+	struct mcc_rname *n = &core->reg[name_idx - 1];
+	if (--n->refs)
+		return;
+	/* unlink from its bucket, onto the free list: the name is gone */
+	for (uint32_t *p = &core->reg_bkt[reg_hash(core, n->device_id, n->route_id)]; *p;
+	     p = &core->reg[*p - 1].hnext) {
+		if (*p == name_idx) {
+			*p = n->hnext;
+			break;
+		}
+	}
+	n->hnext = core->reg_free;
+	core->reg_free = name_idx;
+	core->reg_live--;
 }
 
 /* ------------------------------------------------------------------ query */

@@ -184,6 +184,8 @@ void mcc_core_fini(void *ctx)
 	mcc_ev_fini(core);
 	mcc_rec_destroy(core->rec);
 	free(core->reg);
+	free(core->reg_bkt);
+	free(core->rtab);
 	free(core->dl);
 	free(core->scan_seq);
 	free(core->lanes);
@@ -269,51 +271,141 @@ void mcc_core_device_close(void *ctx, mcc_device *dv)
 	pthread_mutex_unlock(&core->lock);
 }
 
+/* ------------------------------------------------------------ route table */
+
+static uint32_t rtab_hash(const struct mcc_core *core, const struct mcc_device *dv,
+                          uint64_t route_id)
+{
+	uint64_t h = (route_id ^ (uint64_t)(uintptr_t)dv * 0x9E3779B97F4A7C15ull) *
+	             0xff51afd7ed558ccdull;
+	return (uint32_t)(h >> 32) & core->rtab_mask;
+}
+
+static struct mcc_route *rtab_find(const struct mcc_core *core, const struct mcc_device *dv,
+                                   uint64_t route_id)
+{
+	if (!core->rtab)
+		return NULL;
+	for (struct mcc_route *r = core->rtab[rtab_hash(core, dv, route_id)]; r; r = r->hnext)
+		if (atomic_load_explicit(&r->dev, RLX) == dv && r->route_id == route_id)
+			return r;
+	return NULL;
+}
+
+static void rtab_link(struct mcc_core *core, struct mcc_route *r)
+{
+	struct mcc_route **b =
+	    &core->rtab[rtab_hash(core, atomic_load_explicit(&r->dev, RLX), r->route_id)];
+	r->hnext = *b;
+	*b = r;
+}
+
+static void rtab_unlink(struct mcc_core *core, struct mcc_route *r)
+{
+	struct mcc_route **p =
+	    &core->rtab[rtab_hash(core, atomic_load_explicit(&r->dev, RLX), r->route_id)];
+	while (*p && *p != r)
+		p = &(*p)->hnext;
+	if (*p)
+		*p = r->hnext;
+	r->hnext = NULL;
+}
+
+/* Room for one more route: the table doubles when it holds as many routes as
+ * buckets (a mean chain below one), so lookups stay O(1). */
+static int rtab_reserve(struct mcc_core *core)
+{
+	if (core->rtab && core->nroutes < core->rtab_mask + 1)
+		return 0;
+	uint32_t n = core->rtab ? (core->rtab_mask + 1) * 2 : 256;
+	struct mcc_route **t = calloc(n, sizeof(*t));
+	if (!t)
+		return core->rtab ? 0 : -ENOMEM; /* longer chains, still correct */
+	struct mcc_route **old = core->rtab;
+	uint32_t on = old ? core->rtab_mask + 1 : 0;
+	core->rtab = t;
+	core->rtab_mask = n - 1;
+	for (uint32_t i = 0; i < on; i++)
+		for (struct mcc_route *r = old[i], *nx; r; r = nx) {
+			nx = r->hnext;
+			rtab_link(core, r);
+		}
+	free(old);
+	return 0;
+}
+
+/* The device's list of its routes, newest (highest idx) first: the order of
+ * the core's route list, which scoped quarantines walked before. */
+static void dev_link(struct mcc_device *dv, struct mcc_route *r)
+{
+	struct mcc_route **p = &dv->routes, *prev = NULL;
+	while (*p && (*p)->d.idx > r->d.idx) {
+		prev = *p;
+		p = &(*p)->dnext;
+	}
+	r->dnext = *p;
+	r->dprev = prev;
+	if (*p)
+		(*p)->dprev = r;
+	*p = r;
+	dv->nroutes++;
+}
+
+static void dev_unlink(struct mcc_device *dv, struct mcc_route *r)
+{
+	if (r->dprev)
+		r->dprev->dnext = r->dnext;
+	else
+		dv->routes = r->dnext;
+	if (r->dnext)
+		r->dnext->dprev = r->dprev;
+	r->dnext = r->dprev = NULL;
+	dv->nroutes--;
+}
+
 int mcc_core_route_open(void *ctx, mcc_device *dv, const struct mcc_route_desc_v1 *desc,
                         mcc_route **out)
 {
 	struct mcc_core *core = ctx;
 	if (!core || !dv || !desc || !out)
 		return -EINVAL;
-	struct mcc_route *r = dom_alloc(sizeof(*r));
-	if (!r)
+	const char *path = ""; /* none given: the name is cleared */
+	if (MCC_HAS_MEMBER(struct mcc_route_desc_v1, desc->struct_size, peer_path) && desc->peer_path)
+		path = desc->peer_path;
+	pthread_mutex_lock(&core->lock);
+	struct mcc_route *o = rtab_find(core, dv, desc->route_id);
+	if (o) {
+		o->refs++; /* already open: the same handle */
+		pthread_mutex_unlock(&core->lock);
+		*out = o;
+		return 0;
+	}
+	struct mcc_route *r = rtab_reserve(core) == 0 ? dom_alloc(sizeof(*r)) : NULL;
+	if (!r) {
+		pthread_mutex_unlock(&core->lock);
 		return -ENOMEM;
+	}
 	atomic_init(&r->dev, dv);
 	r->port_num = desc->port_num;
 	r->cq_id = desc->cq_id;
 	r->route_id = desc->route_id;
 	if (MCC_HAS_MEMBER(struct mcc_route_desc_v1, desc->struct_size, remote_id))
 		r->remote_id = desc->remote_id;
-	if (MCC_HAS_MEMBER(struct mcc_route_desc_v1, desc->struct_size, peer_path) && desc->peer_path) {
-		strncpy(r->path, desc->peer_path, sizeof(r->path) - 1);
-		r->path[sizeof(r->path) - 1] = '\0';
-	}
 	r->refs = 1;
 	atomic_init(&r->d.generation, desc->generation);
-	pthread_mutex_lock(&core->lock);
-	for (struct mcc_dom *x = core->routes; x; x = x->next) {
-		struct mcc_route *o = (struct mcc_route *)x;
-		if (atomic_load_explicit(&o->dev, RLX) == dv && o->route_id == desc->route_id) {
-			o->refs++; /* already open: the same handle */
-			pthread_mutex_unlock(&core->lock);
-			dom_free(&r->d);
-			*out = o;
-			return 0;
-		}
-	}
 	/* A route starts at an equal share of its device's window: the device
 	 * window bounds what the NIC injects, and a device that has grown has
 	 * proven it. A route at the minimum on a busy NIC waits behind its
 	 * siblings' work requests, which reads as queueing it cannot drain
 	 * (a QP rebuilt after a fatal error stayed CONGESTED at the minimum). */
-	uint64_t share = 0;
-	for (struct mcc_dom *x = core->routes; x; x = x->next)
-		share += atomic_load_explicit(&((struct mcc_route *)x)->dev, RLX) == dv;
-	share = atomic_load_explicit(&dv->d.window, RLX) / (share + 1);
-	r->name_idx = mcc_reg_get(core, dv->device_id, r->route_id, r->path);
+	uint64_t share = atomic_load_explicit(&dv->d.window, RLX) / ((uint64_t)dv->nroutes + 1);
+	r->name_idx = mcc_reg_get(core, dv->device_id, r->route_id, path);
 	mcc_dom_init(core, &r->d, MCC_DOM_ROUTE, core->next_idx++);
 	mcc_ctl_start(core, &r->d, share);
 	list_add(&core->routes, &r->d);
+	rtab_link(core, r);
+	dev_link(dv, r);
+	core->nroutes++;
 	pthread_mutex_unlock(&core->lock);
 	*out = r;
 	return 0;
@@ -327,7 +419,14 @@ int mcc_core_route_rebind(void *ctx, mcc_route *r, mcc_device *dv, uint32_t port
 		return -EINVAL;
 	pthread_mutex_lock(&core->lock);
 	/* state and window stay; live permits settle on their own device */
-	atomic_store_explicit(&r->dev, dv, REL);
+	struct mcc_device *old = atomic_load_explicit(&r->dev, RLX);
+	if (old != dv) {
+		rtab_unlink(core, r);
+		dev_unlink(old, r);
+		atomic_store_explicit(&r->dev, dv, REL);
+		rtab_link(core, r);
+		dev_link(dv, r);
+	}
 	r->port_num = port_num;
 	r->cq_id = cq_id;
 	pthread_mutex_unlock(&core->lock);
@@ -349,6 +448,13 @@ void mcc_core_route_close(void *ctx, mcc_route *r)
 		if (core->dl[i].route != r)
 			core->dl[k++] = core->dl[i];
 	core->ndl = k;
+	/* records still in the lanes' rings may name the route's path: they
+	 * take their references before the route drops its own */
+	mcc_ev_drain(core);
+	mcc_reg_put(core, r->name_idx);
+	rtab_unlink(core, r);
+	dev_unlink(atomic_load_explicit(&r->dev, RLX), r);
+	core->nroutes--;
 	dom_retire(core, &core->routes, &r->d);
 	pthread_mutex_unlock(&core->lock);
 }
@@ -382,10 +488,11 @@ int mcc_core_domain_stats(void *ctx, int kind, const void *domain, struct mcc_do
 	s.generation = atomic_load_explicit(&d->generation, RLX);
 	s.hard_errors = d->cs.hard_errors;
 	s.cooldown_ms = mcc_ctl_cooldown_left_ms(d, now);
-	mcc_scan_lanes(core);
-	s.admits = d->cs.tmp.admits;
-	s.completed_bytes = d->cs.tmp.completed_bytes;
-	s.completions = d->cs.tmp.completions;
+	struct mcc_counters t;
+	mcc_dom_sum(core, d, &t, NULL, NULL); /* O(lanes), not a scan of every domain */
+	s.admits = t.admits;
+	s.completed_bytes = t.completed_bytes;
+	s.completions = t.completions;
 	s.defers = atomic_load_explicit(&d->defers, RLX);
 	s.avoids = atomic_load_explicit(&d->avoids, RLX);
 	s.would_defer = atomic_load_explicit(&d->would_defer, RLX);
