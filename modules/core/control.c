@@ -140,6 +140,7 @@ void mcc_ctl_publish(struct mcc_core *core, struct mcc_dom *d, uint32_t state, b
 	uint64_t flags = state | (credit ? 0 : MCC_CTL_EXACT);
 	if ((old & 0xffffffffull) != flags || bump)
 		atomic_store_explicit(&d->ctl, ((uint64_t)(mcc_ctl_epoch(old) + 1) << 32) | flags, REL);
+	mcc_dom_wake(core, d); /* its control word moved: the tick visits it */
 }
 
 void mcc_ctl_set_state(struct mcc_core *core, struct mcc_dom *d, uint32_t state, uint64_t now)
@@ -280,6 +281,224 @@ static void recover(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 	mcc_log(core, MCC_LOG_INFO, "mcc: %s %u/%llu recovered by probe (min window)",
 	        d->kind == MCC_DOM_DEVICE ? "device" : "route", mcc_dom_device_id(d),
 	        (unsigned long long)mcc_dom_route_id(d));
+}
+
+/* --------------------------------------------------------------- activity */
+
+/*
+ * Activity (README.md "Scale"). The tick visits the domains on the active
+ * lists (core->act, newest first); every other domain rests. A domain
+ * comes to rest at the end of a visit that found nothing (no admission, no
+ * completion, nothing in flight, no receiver pressure) and changed nothing
+ * (control word, window and law state as before it), HEALTHY or CONGESTED,
+ * neither busy nor paced nor holding hard errors toward the threshold; a
+ * QUARANTINED one likewise, until its cooldown ends (the timer heap wakes
+ * it in the tick that would have ended it). SUSPECT and PROBING domains
+ * never rest (their recovery and decay run per epoch).
+ *
+ * Such a visit is a fixed point: every later epoch without activity would
+ * compute the same measurement (drain time 0, the same rate, base and
+ * window) and leave the same state, except the time the domain last held
+ * nothing (measure: drained_ns), which the wake sets to the last tick. So a
+ * resting domain's epochs are applied in O(1) when it is woken:
+ *   - by the tick's lane scan, when its totals moved (a lane counted an
+ *     admission or completion in a slot or pending pair),
+ *   - by the spill drain (a lane rebound the slot counting for it),
+ *   - by any change of its control word (mcc_ctl_publish: a hard error, a
+ *     quarantine, a state change) or a signal the tick reads (backlog,
+ *     telemetry),
+ *   - by its cooldown's end (timer heap).
+ * A domain woken inside the tick after its credit fold is folded and
+ * summed at once (dom_snap), in the order the tick does it for the others.
+ */
+
+/* ---- timer heap: QUARANTINED domains at rest, soonest cooldown end first */
+
+static uint64_t tq_key(const struct mcc_dom *d)
+{
+	return atomic_load_explicit(&d->q_until_ns, RLX);
+}
+
+static void tq_set(struct mcc_core *core, uint32_t i, struct mcc_dom *d)
+{
+	core->tq[i] = d;
+	d->tq_idx = i + 1;
+}
+
+static void tq_sift(struct mcc_core *core, uint32_t i)
+{
+	struct mcc_dom *d = core->tq[i];
+	uint64_t k = tq_key(d);
+	while (i > 0 && tq_key(core->tq[(i - 1) / 2]) > k) { /* up */
+		tq_set(core, i, core->tq[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	for (;;) { /* down */
+		uint32_t c = 2 * i + 1;
+		if (c >= core->ntq)
+			break;
+		if (c + 1 < core->ntq && tq_key(core->tq[c + 1]) < tq_key(core->tq[c]))
+			c++;
+		if (tq_key(core->tq[c]) >= k)
+			break;
+		tq_set(core, i, core->tq[c]);
+		i = c;
+	}
+	tq_set(core, i, d);
+}
+
+static bool tq_push(struct mcc_core *core, struct mcc_dom *d)
+{
+	if (core->ntq == core->tq_cap) {
+		uint32_t cap = core->tq_cap ? core->tq_cap * 2 : 64;
+		struct mcc_dom **v = realloc(core->tq, cap * sizeof(*v));
+		if (!v)
+			return false; /* it stays active */
+		core->tq = v;
+		core->tq_cap = cap;
+	}
+	tq_set(core, core->ntq++, d);
+	tq_sift(core, core->ntq - 1);
+	return true;
+}
+
+static void tq_remove(struct mcc_core *core, struct mcc_dom *d)
+{
+	if (!d->tq_idx)
+		return;
+	uint32_t i = d->tq_idx - 1;
+	d->tq_idx = 0;
+	struct mcc_dom *last = core->tq[--core->ntq];
+	if (i < core->ntq) {
+		tq_set(core, i, last);
+		tq_sift(core, i);
+	}
+}
+
+/* ---- the active lists */
+
+static void act_unlink(struct mcc_core *core, struct mcc_dom *d)
+{
+	if (d->aprev)
+		d->aprev->anext = d->anext;
+	else
+		core->act[d->kind] = d->anext;
+	if (d->anext)
+		d->anext->aprev = d->aprev;
+	d->anext = d->aprev = NULL;
+	d->active = false;
+	core->nact[d->kind]--;
+}
+
+/* Fold the domain's returned stale credit, then sum its lanes (the tick's
+ * order for every domain, credit_snapshot), for one woken late. */
+static void dom_snap(struct mcc_core *core, struct mcc_dom *d)
+{
+	uint64_t r = atomic_exchange_explicit(&d->stale_returned, 0, RLX);
+	if (r)
+		atomic_fetch_sub_explicit(&d->inflight, (int64_t)r, RLX);
+	mcc_dom_sum(core, d, &d->cs.tmp, &d->cs.tmp_credit, &d->cs.tmp_stale);
+	d->stamp = core->scan_stamp;
+	atomic_store_explicit(&d->stale_est, d->cs.tmp_stale, RLX);
+	mcc_dom_set_limit(d);
+}
+
+void mcc_dom_wake(struct mcc_core *core, struct mcc_dom *d)
+{
+	if (d->active || d->closed)
+		return;
+	tq_remove(core, d);
+	struct mcc_dom **head = &core->act[d->kind];
+	d->aprev = NULL;
+	d->anext = *head;
+	if (*head)
+		(*head)->aprev = d;
+	*head = d;
+	d->active = true;
+	core->nact[d->kind]++;
+	if (d->rested) {
+		/* the epochs it rested through: each would only have set the
+		 * time it last held nothing */
+		d->cs.drained_ns = core->last_tick;
+		d->rested = false;
+	}
+	if (core->snap_phase)
+		dom_snap(core, d);
+}
+
+void mcc_dom_forget(struct mcc_core *core, struct mcc_dom *d)
+{
+	if (d->active)
+		act_unlink(core, d);
+	tq_remove(core, d);
+}
+
+static void dom_rest(struct mcc_core *core, struct mcc_dom *d, bool timer)
+{
+	act_unlink(core, d);
+	d->rested = true;
+	if (timer && !tq_push(core, d))
+		mcc_dom_wake(core, d);
+}
+
+/* Every domain that is not active: the reference mode. O(domains). */
+static void wake_every(struct mcc_core *core)
+{
+	struct mcc_dom *lists[2] = { core->devices, core->routes };
+	for (int l = 0; l < 2; l++)
+		for (struct mcc_dom *d = lists[l]; d; d = d->next)
+			mcc_dom_wake(core, d);
+}
+
+/* Resting domains a lane counted for since their last visit. */
+static void wake_touched(struct mcc_core *core)
+{
+	for (uint32_t i = 0; i < core->ntouched; i++) {
+		struct mcc_dom *d = core->touched[i];
+		const struct mcc_ctl *cs = &d->cs;
+		if (d->active || d->closed)
+			continue;
+		if (cs->tmp.admits != cs->last_admits || cs->tmp.completions != cs->last_compl ||
+		    cs->tmp.completed_bytes != cs->last_bytes || cs->tmp.lat_sum_ns != cs->last_lat_sum ||
+		    cs->tmp.lat_samples != cs->last_lat_n)
+			mcc_dom_wake(core, d);
+	}
+}
+
+/* A visit found no activity in the epoch (measure, gather). */
+static bool epoch_idle(const struct mcc_dom *d)
+{
+	const struct mcc_ctl *cs = &d->cs;
+	return !(cs->ep_admits | cs->ep_compl | cs->ep_bytes | cs->ep_actual | cs->ep_rnr |
+	         cs->ep_latn);
+}
+
+static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now, uint64_t dt);
+
+/* The control step of one active domain, then whether it rests. */
+static void visit(struct mcc_core *core, struct mcc_dom *d, uint64_t now, uint64_t dt)
+{
+	bool idle = !core->full_walk && epoch_idle(d);
+	struct mcc_law_state law0;
+	uint64_t ctl0 = 0, w0 = 0;
+	if (idle) {
+		law0 = d->cs.law;
+		ctl0 = atomic_load_explicit(&d->ctl, RLX);
+		w0 = atomic_load_explicit(&d->window, RLX);
+	}
+	ctl_domain(core, d, now, dt);
+	if (!idle)
+		return;
+	uint64_t ctl = atomic_load_explicit(&d->ctl, RLX);
+	if (ctl != ctl0 || atomic_load_explicit(&d->window, RLX) != w0 ||
+	    memcmp(&law0, &d->cs.law, sizeof(law0)) != 0 || d->cs.busy || d->cs.pace ||
+	    d->cs.hard_errors || atomic_load_explicit(&d->paced, RLX))
+		return;
+	uint32_t st = mcc_ctl_state(ctl);
+	if (st == MCC_PATH_HEALTHY || st == MCC_PATH_CONGESTED)
+		dom_rest(core, d, false);
+	else if (st == MCC_PATH_QUARANTINED && atomic_load_explicit(&d->q_until_ns, RLX) > now)
+		dom_rest(core, d, true);
 }
 
 /* ------------------------------------------------------------------- tick */
@@ -697,19 +916,22 @@ static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now, u
 }
 
 /* Fold stale credit flushed since the last tick, then snapshot the credit
- * lanes still cache (in this order: see domain.c), and the feedback counters. */
+ * lanes still cache (in this order: see domain.c), and the feedback
+ * counters, for the active domains; resting ones whose totals moved are
+ * woken (and folded and summed as they wake: dom_snap). */
 static void credit_snapshot(struct mcc_core *core)
 {
-	struct mcc_dom *lists[2] = { core->devices, core->routes };
-	for (int l = 0; l < 2; l++)
-		for (struct mcc_dom *d = lists[l]; d; d = d->next) {
+	for (int k = 0; k < 2; k++)
+		for (struct mcc_dom *d = core->act[k]; d; d = d->anext) {
 			uint64_t r = atomic_exchange_explicit(&d->stale_returned, 0, RLX);
 			if (r)
 				atomic_fetch_sub_explicit(&d->inflight, (int64_t)r, RLX);
 		}
+	core->snap_phase = true;
 	mcc_scan_lanes(core);
-	for (int l = 0; l < 2; l++)
-		for (struct mcc_dom *d = lists[l]; d; d = d->next) {
+	wake_touched(core);
+	for (int k = 0; k < 2; k++)
+		for (struct mcc_dom *d = core->act[k]; d; d = d->anext) {
 			atomic_store_explicit(&d->stale_est, d->cs.tmp_stale, RLX);
 			mcc_dom_set_limit(d);
 		}
@@ -810,31 +1032,42 @@ void mcc_core_tick(void *ctx, uint64_t now)
 	atomic_store_explicit(&core->now_ns, now, RLX);
 	uint32_t lanes = atomic_load_explicit(&core->lanes_open, RLX);
 	if (lanes != core->lanes_pub) { /* chunks follow the lanes open (before the
-	                                 * snapshot: old-size credit counts as stale) */
+	                                 * snapshot: old-size credit counts as stale;
+	                                 * a resting domain caches none) */
 		core->lanes_pub = lanes;
-		struct mcc_dom *lists[2] = { core->devices, core->routes };
-		for (int l = 0; l < 2; l++)
-			for (struct mcc_dom *d = lists[l]; d; d = d->next)
+		for (int k = 0; k < 2; k++)
+			for (struct mcc_dom *d = core->act[k]; d; d = d->anext)
 				mcc_ctl_publish(core, d, mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX)),
 				                true);
 	}
 	mcc_ev_drain(core);
+	/* cooldowns that end now, the reference mode */
+	while (core->ntq && tq_key(core->tq[0]) <= now)
+		mcc_dom_wake(core, core->tq[0]);
+	if (core->full_walk)
+		wake_every(core);
 	credit_snapshot(core);
 	deadlines(core, now);
+	core->snap_phase = false;
+	core->visits += core->nact[MCC_DOM_DEVICE] + core->nact[MCC_DOM_ROUTE];
 	/* measure everything first: a route's pressure needs its device's
 	 * backlog, a device's pressure excludes its route-limited routes */
-	for (struct mcc_dom *d = core->devices; d; d = d->next)
+	for (struct mcc_dom *d = core->act[MCC_DOM_DEVICE]; d; d = d->anext)
 		measure(d, dt, now);
-	for (struct mcc_dom *d = core->routes; d; d = d->next)
+	for (struct mcc_dom *d = core->act[MCC_DOM_ROUTE]; d; d = d->anext)
 		measure(d, dt, now);
-	for (struct mcc_dom *d = core->routes; d; d = d->next)
+	for (struct mcc_dom *d = core->act[MCC_DOM_ROUTE]; d; d = d->anext)
 		route_pressure(core, (struct mcc_route *)d);
-	for (struct mcc_dom *d = core->devices; d; d = d->next)
+	for (struct mcc_dom *d = core->act[MCC_DOM_DEVICE]; d; d = d->anext)
 		device_pressure((struct mcc_device *)d, now);
-	for (struct mcc_dom *d = core->routes; d; d = d->next)
-		ctl_domain(core, d, now, dt);
-	for (struct mcc_dom *d = core->devices; d; d = d->next)
-		ctl_domain(core, d, now, dt);
+	for (struct mcc_dom *d = core->act[MCC_DOM_ROUTE], *n; d; d = n) {
+		n = d->anext;
+		visit(core, d, now, dt);
+	}
+	for (struct mcc_dom *d = core->act[MCC_DOM_DEVICE], *n; d; d = n) {
+		n = d->anext;
+		visit(core, d, now, dt);
+	}
 	mcc_dom_sweep_zombies(core);
 	core->last_tick = now;
 	core->ticked = true;
@@ -954,12 +1187,16 @@ void mcc_core_on_signal(void *ctx, const struct mcc_signal_v1 *sig)
 		}
 		break;
 	case MCC_SIG_BACKLOG:
-		if (obs)
+		if (obs) {
 			atomic_store_explicit(&obs->backlog, sig->value0, RLX);
+			mcc_dom_wake(core, obs); /* the tick compares it */
+		}
 		break;
 	case MCC_SIG_DEVICE_TELEMETRY:
-		if (dv)
+		if (dv) {
 			atomic_store_explicit(&dv->d.telemetry, sig->value1, RLX);
+			mcc_dom_wake(core, &dv->d);
+		}
 		break;
 	case MCC_SIG_CM_EVENT:
 		if ((c.flags & MCC_CLS_F_QUARANTINE) && dv) {

@@ -202,6 +202,7 @@ struct mcc_ctl {
 	uint64_t tmp_credit; /* scan scratch: credit cached by lanes */
 	uint64_t tmp_stale;  /* scan scratch: of which stale (old epoch) */
 	struct mcc_counters tmp; /* scan scratch: feedback totals */
+	struct mcc_counters spilled; /* totals the tick took from the lanes' spill rings */
 	uint32_t clean_streak; /* clean epochs since the last hard error */
 	uint32_t hard_errors; /* toward the threshold, within flap_window (control.c "Faults") */
 	uint64_t last_hard_ns; /* host time of the last hard error; 0: none */
@@ -265,12 +266,22 @@ struct mcc_dom {
 	_Atomic uint64_t paced;          /* route: paced (law.h "Pacing"), see pace_take */
 	_Atomic int64_t pace_tokens;     /* bytes the pace has earned, not yet spent */
 	_Atomic uint64_t q_until_ns;     /* end of the cooldown (QUARANTINED) */
-	_Atomic uint64_t bindings;       /* lane slots referencing this domain */
+	_Atomic uint64_t bindings;       /* lane slots (and spill entries) referencing it */
+	_Atomic(struct mcc_dom *) wnext; /* core->wake_head stack link */
+	_Atomic uint32_t wq;             /* on that stack */
 	_Atomic uint32_t meta_stale_gen; /* route: generation with stale metadata */
 	uint32_t idx;
 
 	struct mcc_ctl cs; /* cold */
 	struct mcc_dom *next, *prev; /* core list (cold) */
+	/* activity (control.c "Activity", cold): on the tick's active list
+	 * (anext/aprev), or at rest; a QUARANTINED domain at rest waits in the
+	 * timer heap at position tq_idx - 1 */
+	struct mcc_dom *anext, *aprev;
+	uint32_t stamp;  /* the lane scan whose totals cs.tmp* hold */
+	uint32_t tq_idx; /* 0: not in the timer heap */
+	bool active;
+	bool rested; /* has rested since its last visit: catch up when woken */
 	bool closed;
 };
 
@@ -398,6 +409,24 @@ struct mcc_ancache {
 };
 #define MCC_EV_ANCACHE 16u
 
+/* One lane slot's feedback moved out when the slot was rebound to another
+ * domain: the lane writes it into its spill ring (no locked operation, no
+ * write to the old domain), the slow-path lock holder adds it to the
+ * domain's cs.spilled and wakes the domain (domain.c "Spill"). The entry
+ * holds the slot's binding of `dom` until it is drained. */
+struct mcc_spill {
+	struct mcc_dom *dom;
+	struct mcc_counters c;
+};
+
+#define MCC_SPILL_RING 2048u /* per lane (power of two) */
+
+struct mcc_spillring {
+	alignas(MCC_LINE) _Atomic uint32_t head; /* producer: the lane */
+	alignas(MCC_LINE) _Atomic uint32_t tail; /* consumer: core->lock holder */
+	struct mcc_spill *e;                     /* [MCC_SPILL_RING] */
+};
+
 struct mcc_lane {
 	struct mcc_slot slots[MCC_LANE_SLOTS]; /* first: slot address = lane + offset */
 	struct mcc_pend pend[MCC_LANE_PEND];
@@ -409,6 +438,7 @@ struct mcc_lane {
 	_Atomic uint32_t seq;
 	uint32_t reserved0;
 	struct mcc_evring ring;
+	struct mcc_spillring spill;
 	struct mcc_okcache ok[MCC_EV_OKCACHE];
 	/* the task attempt of this lane's last success check and
 	 * core->ev_bumps before it (mcc_ev_success) */
@@ -607,6 +637,22 @@ struct mcc_core {
 	uint64_t last_tick;
 	uint64_t deadlines_dropped;
 	bool ticked;
+	/* activity (control.c "Activity"): the domains the tick visits, by kind
+	 * (enum mcc_dom_kind), newest first; the others rest */
+	struct mcc_dom *act[2];
+	uint32_t nact[2];
+	struct mcc_dom **tq; /* timer heap: QUARANTINED at rest, by q_until_ns */
+	uint32_t ntq, tq_cap;
+	struct mcc_dom **touched; /* scan scratch: domains the lanes name */
+	uint32_t ntouched, touched_cap;
+	uint32_t scan_stamp;
+	bool snap_phase; /* between the tick's credit fold and its measurement */
+	bool full_walk;  /* reference mode (tests): every domain every tick */
+	/* domains whose lane folded their counters into `fl` (a full spill
+	 * ring): a lock-free stack through mcc_dom.wnext, each entry holding
+	 * the slot's binding until the slow path pops it (mcc_spill_drain) */
+	_Atomic(struct mcc_dom *) wake_head;
+	uint64_t visits; /* domain visits by ticks (tests, benchmarks) */
 };
 
 /* --------------------------------------------------------------- domain.c */
@@ -619,6 +665,11 @@ void mcc_scan_lanes(struct mcc_core *core);
  * epoch), O(lanes) (domain.c) */
 void mcc_dom_sum(struct mcc_core *core, const struct mcc_dom *d, struct mcc_counters *t,
                  uint64_t *credit, uint64_t *stale);
+/* core->lock held: take the lanes' spill rings into cs.spilled (waking the
+ * domains they name) */
+void mcc_spill_drain(struct mcc_core *core);
+int mcc_spill_init(struct mcc_spillring *ring);
+void mcc_spill_fini(struct mcc_spillring *ring);
 uint64_t mcc_dom_inflight(const struct mcc_dom *d); /* shared - flushed stale */
 /* in-flight as admission counts it (dom_reserve, exact_fits) and evidence
  * reports it: shared - stale_est. Equal to domain_stats' figure after each
@@ -643,6 +694,10 @@ void mcc_core_completion_general(struct mcc_lane *lane, struct mcc_permit_v1 *p,
 void mcc_ctl_publish(struct mcc_core *core, struct mcc_dom *d, uint32_t state, bool bump);
 /* a new domain's first window: w0 within [min, max], then slow start (control.c) */
 void mcc_ctl_start(struct mcc_core *core, struct mcc_dom *d, uint64_t w0);
+/* Activity (control.c): put a resting domain back on the tick's active list
+ * (its rest caught up in O(1)); take a closed one off every list. */
+void mcc_dom_wake(struct mcc_core *core, struct mcc_dom *d);
+void mcc_dom_forget(struct mcc_core *core, struct mcc_dom *d);
 void mcc_ctl_set_state(struct mcc_core *core, struct mcc_dom *d, uint32_t state, uint64_t now);
 void mcc_ctl_quarantine(struct mcc_core *core, struct mcc_dom *d, uint64_t now);
 void mcc_ctl_hard_error(struct mcc_core *core, struct mcc_dom *d, uint32_t n, uint64_t now);

@@ -174,6 +174,103 @@ static void pend_fold(struct mcc_lane *lane, struct mcc_pend *e)
 	atomic_store_explicit(&e->dd, NULL, RLX);
 }
 
+/* ------------------------------------------------------------------ spill */
+
+int mcc_spill_init(struct mcc_spillring *ring)
+{
+	ring->e = calloc(MCC_SPILL_RING, sizeof(*ring->e));
+	return ring->e ? 0 : -ENOMEM;
+}
+
+void mcc_spill_fini(struct mcc_spillring *ring)
+{
+	free(ring->e);
+	ring->e = NULL;
+}
+
+static bool fb_nonzero(const struct mcc_feedback *f)
+{
+	return atomic_load_explicit(&f->admits, RLX) | atomic_load_explicit(&f->completed_bytes, RLX) |
+	       atomic_load_explicit(&f->completions, RLX) | atomic_load_explicit(&f->lat_sum_ns, RLX) |
+	       atomic_load_explicit(&f->lat_samples, RLX);
+}
+
+/* The lane's counters of `d` into its spill ring (single producer); false
+ * when the ring is full. */
+static bool spill_push(struct mcc_lane *lane, struct mcc_dom *d, const struct mcc_feedback *fb)
+{
+	struct mcc_spillring *ring = &lane->spill;
+	uint32_t head = atomic_load_explicit(&ring->head, RLX);
+	if (head - atomic_load_explicit(&ring->tail, ACQ) >= MCC_SPILL_RING)
+		return false;
+	struct mcc_spill *e = &ring->e[head & (MCC_SPILL_RING - 1)];
+	e->dom = d;
+	e->c.admits = atomic_load_explicit(&fb->admits, RLX);
+	e->c.completed_bytes = atomic_load_explicit(&fb->completed_bytes, RLX);
+	e->c.completions = atomic_load_explicit(&fb->completions, RLX);
+	e->c.lat_sum_ns = atomic_load_explicit(&fb->lat_sum_ns, RLX);
+	e->c.lat_samples = atomic_load_explicit(&fb->lat_samples, RLX);
+	atomic_store_explicit(&ring->head, head + 1, REL);
+	return true;
+}
+
+/* A full ring: `d` goes onto the core's wake stack (Treiber push, popped
+ * whole under the lock), unless it is there already. True: the entry
+ * holds the slot's binding. */
+static bool wake_push(struct mcc_core *core, struct mcc_dom *d)
+{
+	if (atomic_exchange_explicit(&d->wq, 1, ACQ))
+		return false;
+	struct mcc_dom *h = atomic_load_explicit(&core->wake_head, RLX);
+	do
+		atomic_store_explicit(&d->wnext, h, RLX);
+	while (!atomic_compare_exchange_weak_explicit(&core->wake_head, &h, d, REL, RLX));
+	return true;
+}
+
+void mcc_spill_drain(struct mcc_core *core)
+{
+	for (struct mcc_dom *d = atomic_exchange_explicit(&core->wake_head, NULL, ACQ), *n; d; d = n) {
+		n = atomic_load_explicit(&d->wnext, RLX);
+		atomic_store_explicit(&d->wq, 0, REL);
+		if (!d->closed)
+			mcc_dom_wake(core, d); /* its totals moved (into fl) */
+		atomic_fetch_sub_explicit(&d->bindings, 1, REL);
+	}
+	for (uint32_t i = 0; i < core->lanes_hi; i++) {
+		struct mcc_lane *lane = core->lanes[i];
+		if (!lane)
+			continue;
+		struct mcc_spillring *ring = &lane->spill;
+		uint32_t head = atomic_load_explicit(&ring->head, ACQ);
+		uint32_t tail = atomic_load_explicit(&ring->tail, RLX);
+		for (; tail != head; tail++) {
+			const struct mcc_spill *e = &ring->e[tail & (MCC_SPILL_RING - 1)];
+			struct mcc_dom *d = e->dom;
+			if (!d->closed) {
+				struct mcc_counters *t = &d->cs.spilled;
+				t->admits += e->c.admits;
+				t->completed_bytes += e->c.completed_bytes;
+				t->completions += e->c.completions;
+				t->lat_sum_ns += e->c.lat_sum_ns;
+				t->lat_samples += e->c.lat_samples;
+				mcc_dom_wake(core, d); /* its totals moved */
+			}
+			/* the entry's binding: a closed domain is freed at zero */
+			atomic_fetch_sub_explicit(&d->bindings, 1, REL);
+		}
+		atomic_store_explicit(&ring->tail, tail, REL);
+	}
+}
+
+/*
+ * Rebind slot `s` from its domain to `d` (NULL: unbind). The old domain's
+ * counters leave through the lane's spill ring, which keeps the slot's
+ * binding of it until the slow path drains the entry: no locked operation
+ * and no write to the old domain, which may rest (control.c "Activity"):
+ * the drain wakes it. A full ring folds them into the domain's shared
+ * totals instead and pushes the domain onto the core's wake stack.
+ */
 static COLD void slot_rebind(struct mcc_lane *lane, struct mcc_slot *s, struct mcc_dom *d)
 {
 	struct mcc_dom *old = atomic_load_explicit(&s->dom, RLX);
@@ -189,11 +286,19 @@ static COLD void slot_rebind(struct mcc_lane *lane, struct mcc_slot *s, struct m
 				pend_fold(lane, e);
 		}
 		slot_flush(s, old, atomic_load_explicit(&old->ctl, ACQ));
-		fb_add(&old->fl, &s->fb, true);
+		bool keep = false; /* a ring or stack entry keeps the binding */
+		if (fb_nonzero(&s->fb)) {
+			keep = spill_push(lane, old, &s->fb);
+			if (!keep) {
+				fb_add(&old->fl, &s->fb, true);
+				keep = wake_push(lane->core, old);
+			}
+		}
 		fb_zero(&s->fb);
 		atomic_store_explicit(&s->dom, NULL, RLX);
 		/* last access to `old`: tick frees a closed domain at zero */
-		atomic_fetch_sub_explicit(&old->bindings, 1, REL);
+		if (!keep)
+			atomic_fetch_sub_explicit(&old->bindings, 1, REL);
 	}
 	if (d) {
 		atomic_fetch_add_explicit(&d->bindings, 1, RLX);
@@ -204,8 +309,20 @@ static COLD void slot_rebind(struct mcc_lane *lane, struct mcc_slot *s, struct m
 	atomic_store_explicit(&lane->seq, seq + 2, REL); /* write ends */
 }
 
-static void scan_add(struct mcc_dom *d, const struct mcc_slot *s)
+/* First sight of `d` in scan `stamp`: its scratch starts from zero. */
+static void scan_begin(struct mcc_core *core, struct mcc_dom *d)
 {
+	d->stamp = core->scan_stamp;
+	d->cs.tmp_credit = d->cs.tmp_stale = 0;
+	memset(&d->cs.tmp, 0, sizeof(d->cs.tmp));
+	if (!d->active && core->ntouched < core->touched_cap)
+		core->touched[core->ntouched++] = d;
+}
+
+static void scan_add(struct mcc_core *core, struct mcc_dom *d, const struct mcc_slot *s)
+{
+	if (d->stamp != core->scan_stamp)
+		scan_begin(core, d);
 	uint64_t c = atomic_load_explicit(&s->credit, RLX);
 	d->cs.tmp_credit += c;
 	if (c && atomic_load_explicit(&s->epoch, RLX) != mcc_ctl_epoch(atomic_load_explicit(&d->ctl, RLX)))
@@ -213,31 +330,43 @@ static void scan_add(struct mcc_dom *d, const struct mcc_slot *s)
 	fb_sum(&d->cs.tmp, &s->fb);
 }
 
-static void scan_pend(const struct mcc_pend *e)
+static void scan_pend(struct mcc_core *core, const struct mcc_pend *e)
 {
 	struct mcc_dom *dom[2] = { atomic_load_explicit(&e->rd, RLX),
 		                   atomic_load_explicit(&e->dd, RLX) };
 	if (!dom[0] || !dom[1])
 		return; /* a stable read never sees one without the other */
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < 2; k++) {
+		if (dom[k]->stamp != core->scan_stamp)
+			scan_begin(core, dom[k]);
 		fb_sum(&dom[k]->cs.tmp, &e->fb);
+	}
 }
 
+/* The totals a lane no longer holds: folded by rebinds (a full spill ring)
+ * and taken from the spill rings. */
 static void scan_folded(struct mcc_dom *d)
 {
 	fb_sum(&d->cs.tmp, &d->fl);
+	struct mcc_counters *t = &d->cs.tmp;
+	const struct mcc_counters *x = &d->cs.spilled;
+	t->admits += x->admits;
+	t->completed_bytes += x->completed_bytes;
+	t->completions += x->completions;
+	t->lat_sum_ns += x->lat_sum_ns;
+	t->lat_samples += x->lat_samples;
 }
 
+/*
+ * core->lock held: cs.tmp* of every active domain and of every domain a
+ * lane slot or pending pair names (those at rest are listed in
+ * core->touched: the tick wakes the ones whose totals moved). O(lanes +
+ * active), never a walk of the resting domains.
+ */
 void mcc_scan_lanes(struct mcc_core *core)
 {
-	struct mcc_dom *lists[3] = { core->devices, core->routes, core->zombies };
 	for (int attempt = 0; attempt < 8; attempt++) {
 		bool stable = true;
-		for (int l = 0; l < 3; l++)
-			for (struct mcc_dom *d = lists[l]; d; d = d->next) {
-				d->cs.tmp_credit = d->cs.tmp_stale = 0;
-				memset(&d->cs.tmp, 0, sizeof(d->cs.tmp));
-			}
 		for (uint32_t i = 0; i < core->lanes_hi; i++) {
 			struct mcc_lane *lane = core->lanes[i];
 			if (!lane)
@@ -245,17 +374,34 @@ void mcc_scan_lanes(struct mcc_core *core)
 			core->scan_seq[i] = atomic_load_explicit(&lane->seq, ACQ);
 			if (core->scan_seq[i] & 1)
 				stable = false;
+		}
+		/* inside the attempt: a rebind that moves counts from a slot to
+		 * its ring during the scan changes the lane's seq, and the next
+		 * attempt drains what it moved */
+		mcc_spill_drain(core);
+		if (++core->scan_stamp == 0)
+			core->scan_stamp = 1;
+		core->ntouched = 0;
+		for (int k = 0; k < 2; k++)
+			for (struct mcc_dom *d = core->act[k]; d; d = d->anext)
+				scan_begin(core, d);
+		for (uint32_t i = 0; i < core->lanes_hi; i++) {
+			struct mcc_lane *lane = core->lanes[i];
+			if (!lane)
+				continue;
 			for (unsigned k = 0; k < MCC_LANE_SLOTS; k++) {
 				struct mcc_dom *d = atomic_load_explicit(&lane->slots[k].dom, RLX);
 				if (d)
-					scan_add(d, &lane->slots[k]);
+					scan_add(core, d, &lane->slots[k]);
 			}
 			for (unsigned k = 0; k < MCC_LANE_PEND; k++)
-				scan_pend(&lane->pend[k]);
+				scan_pend(core, &lane->pend[k]);
 		}
-		for (int l = 0; l < 3; l++)
-			for (struct mcc_dom *d = lists[l]; d; d = d->next)
+		for (int k = 0; k < 2; k++)
+			for (struct mcc_dom *d = core->act[k]; d; d = d->anext)
 				scan_folded(d);
+		for (uint32_t i = 0; i < core->ntouched; i++)
+			scan_folded(core->touched[i]);
 		atomic_thread_fence(ACQ);
 		for (uint32_t i = 0; i < core->lanes_hi; i++)
 			if (core->lanes[i] &&
@@ -302,6 +448,11 @@ void mcc_dom_sum(struct mcc_core *core, const struct mcc_dom *d, struct mcc_coun
 			}
 		}
 		fb_sum(t, &d->fl);
+		t->admits += d->cs.spilled.admits;
+		t->completed_bytes += d->cs.spilled.completed_bytes;
+		t->completions += d->cs.spilled.completions;
+		t->lat_sum_ns += d->cs.spilled.lat_sum_ns;
+		t->lat_samples += d->cs.spilled.lat_samples;
 		atomic_thread_fence(ACQ);
 		for (uint32_t i = 0; i < core->lanes_hi; i++)
 			if (core->lanes[i] &&
@@ -525,7 +676,8 @@ int mcc_core_lane_open(void *ctx, const struct mcc_lane_desc_v1 *desc, mcc_lane 
 	if (!lane)
 		return -ENOMEM;
 	memset(lane, 0, sizeof(*lane));
-	if (mcc_ev_ring_init(&lane->ring) != 0) {
+	if (mcc_ev_ring_init(&lane->ring) != 0 || mcc_spill_init(&lane->spill) != 0) {
+		mcc_ev_ring_fini(&lane->ring);
 		free(lane);
 		return -ENOMEM;
 	}
@@ -536,6 +688,7 @@ int mcc_core_lane_open(void *ctx, const struct mcc_lane_desc_v1 *desc, mcc_lane 
 	if (core->lanes[desc->lane_id]) {
 		pthread_mutex_unlock(&core->lock);
 		mcc_ev_ring_fini(&lane->ring);
+		mcc_spill_fini(&lane->spill);
 		free(lane);
 		return -EBUSY;
 	}
@@ -556,6 +709,7 @@ void mcc_core_lane_close(void *ctx, mcc_lane *lane)
 	pthread_mutex_lock(&core->lock);
 	mcc_ev_drain(core); /* the ring dies with the lane */
 	mcc_lane_flush_all(lane);
+	mcc_spill_drain(core); /* so does the spill ring the flush filled */
 	if (core->lanes[lane->id] == lane) {
 		core->lanes[lane->id] = NULL;
 		atomic_fetch_sub_explicit(&core->lanes_open, 1, RLX);
@@ -564,6 +718,7 @@ void mcc_core_lane_close(void *ctx, mcc_lane *lane)
 	}
 	pthread_mutex_unlock(&core->lock);
 	mcc_ev_ring_fini(&lane->ring);
+	mcc_spill_fini(&lane->spill);
 	free(lane);
 }
 

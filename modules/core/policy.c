@@ -111,12 +111,17 @@ int mcc_core_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 *cf
 	core->lanes = calloc(core->max_lanes, sizeof(*core->lanes));
 	core->scan_seq = calloc(core->max_lanes, sizeof(*core->scan_seq));
 	core->dl = calloc(MCC_DEADLINES_MAX, sizeof(*core->dl));
+	/* every domain a lane can name: its slots and both sides of its pairs */
+	core->touched_cap = core->max_lanes * (MCC_LANE_SLOTS + 2 * MCC_LANE_PEND);
+	core->touched = calloc(core->touched_cap, sizeof(*core->touched));
 	if (mode == MCC_MODE_OBSERVE)
 		core->rec = mcc_rec_create(core->p.recorder_entries);
-	if (!core->lanes || !core->scan_seq || !core->dl || (mode == MCC_MODE_OBSERVE && !core->rec) ||
+	if (!core->lanes || !core->scan_seq || !core->dl || !core->touched ||
+	    (mode == MCC_MODE_OBSERVE && !core->rec) ||
 	    mcc_ev_init(core) != 0 || pthread_mutex_init(&core->lock, NULL) != 0) {
 		mcc_ev_fini(core);
 		mcc_rec_destroy(core->rec);
+		free(core->touched);
 		free(core->dl);
 		free(core->scan_seq);
 		free(core->lanes);
@@ -173,6 +178,7 @@ void mcc_core_fini(void *ctx)
 	for (uint32_t i = 0; i < core->lanes_hi; i++)
 		if (core->lanes[i]) {
 			mcc_ev_ring_fini(&core->lanes[i]->ring);
+			mcc_spill_fini(&core->lanes[i]->spill);
 			free(core->lanes[i]);
 		}
 	struct mcc_dom *lists[3] = { core->devices, core->routes, core->zombies };
@@ -186,6 +192,8 @@ void mcc_core_fini(void *ctx)
 	free(core->reg);
 	free(core->reg_bkt);
 	free(core->rtab);
+	free(core->tq);
+	free(core->touched);
 	free(core->dl);
 	free(core->scan_seq);
 	free(core->lanes);
@@ -208,6 +216,7 @@ static void *dom_alloc(size_t size)
 static void dom_retire(struct mcc_core *core, struct mcc_dom **list, struct mcc_dom *d)
 {
 	list_del(list, d);
+	mcc_dom_forget(core, d);
 	d->closed = true;
 	if (atomic_load_explicit(&d->bindings, ACQ) == 0)
 		dom_free(d);
@@ -489,6 +498,7 @@ int mcc_core_domain_stats(void *ctx, int kind, const void *domain, struct mcc_do
 	s.hard_errors = d->cs.hard_errors;
 	s.cooldown_ms = mcc_ctl_cooldown_left_ms(d, now);
 	struct mcc_counters t;
+	mcc_spill_drain(core);
 	mcc_dom_sum(core, d, &t, NULL, NULL); /* O(lanes), not a scan of every domain */
 	s.admits = t.admits;
 	s.completed_bytes = t.completed_bytes;
