@@ -1113,7 +1113,7 @@ static void quarantine_scope(struct mcc_core *core, uint32_t scope, struct mcc_d
 void mcc_core_on_async_event(void *ctx, const struct mcc_async_event_v1 *ev)
 {
 	struct mcc_core *core = ctx;
-	if (!core || !ev || !ev->device)
+	if (!core || !ev || ev->struct_size < MCC_ASYNC_EVENT_V1_0_SIZE || !ev->device)
 		return;
 	struct mcc_cls c = mcc_classify_async(ev->event_type);
 	struct mcc_device *dv = ev->device;
@@ -1140,7 +1140,7 @@ void mcc_core_on_async_event(void *ctx, const struct mcc_async_event_v1 *ev)
 void mcc_core_on_signal(void *ctx, const struct mcc_signal_v1 *sig)
 {
 	struct mcc_core *core = ctx;
-	if (!core || !sig)
+	if (!core || !sig || sig->struct_size < MCC_SIGNAL_V1_0_SIZE)
 		return;
 	struct mcc_route *r = sig->route;
 	struct mcc_cls c = mcc_classify(MCC_SRC_SIGNAL, (int32_t)sig->kind,

@@ -668,8 +668,16 @@ static void rec_put(struct mcc_core *core, uint32_t kind, uint32_t cls, uint32_t
 int mcc_core_lane_open(void *ctx, const struct mcc_lane_desc_v1 *desc, mcc_lane **out)
 {
 	struct mcc_core *core = ctx;
-	if (!core || !desc || !out || desc->lane_id >= core->max_lanes)
+	if (!core || !desc || !out || desc->struct_size < MCC_LANE_DESC_V1_0_SIZE)
 		return -EINVAL;
+	if (desc->lane_id >= core->max_lanes) {
+		mcc_log(core, MCC_LOG_ERROR,
+		        "mcc: lane id %u refused: this instance holds lanes 0..%u (the host "
+		        "table's max_lanes%s)",
+		        desc->lane_id, core->max_lanes - 1,
+		        core->max_lanes == MCC_MAX_LANES_CAP ? ", at the core's cap" : "");
+		return -EINVAL;
+	}
 	struct mcc_lane *lane = aligned_alloc(MCC_LINE, (sizeof(*lane) + MCC_LINE - 1) &
 	                                                    ~(size_t)(MCC_LINE - 1));
 	_Static_assert(sizeof(struct mcc_slot) == MCC_LINE, "one slot per cache line");
@@ -1395,7 +1403,7 @@ static NOINLINE int mixed_release(struct mcc_lane *lane, struct mcc_permit_v1 *p
 
 int mcc_core_release(mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t bytes, uint32_t reason)
 {
-	if (UNLIKELY(!lane || !p))
+	if (UNLIKELY(!lane || !p || p->struct_size < MCC_PERMIT_V1_SIZE))
 		return -EINVAL;
 	/* live permit, 0 < bytes <= live, unposted */
 	if (LIKELY((p->flags & MCC_PERMIT_F_LIVE) && bytes - 1 < p->bytes &&
@@ -1496,7 +1504,8 @@ static NOINLINE void mixed_complete(struct mcc_lane *lane, struct mcc_permit_v1 
 
 void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit_v1 *p, const struct mcc_completion_v1 *wc)
 {
-	if (UNLIKELY(!lane || !p || !wc))
+	if (UNLIKELY(!lane || !p || !wc || p->struct_size < MCC_PERMIT_V1_SIZE ||
+	             wc->struct_size < MCC_COMPLETION_V1_0_SIZE))
 		return;
 	uint64_t n = wc->bytes ? wc->bytes : p->bytes;
 	/* a successful WC on a live (non-probe) permit of the current generation */

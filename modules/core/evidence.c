@@ -687,8 +687,8 @@ int mcc_core_task_query(void *ctx, const struct mcc_task_ref_v1 *task, uint32_t 
                         struct mcc_task_detail_v1 *out)
 {
 	struct mcc_core *core = ctx;
-	if (!core || !task)
-		return -EINVAL;
+	if (!core || !task || (out && out->struct_size < MCC_TASK_DETAIL_V1_0_SIZE))
+		return -EINVAL; /* a short detail is refused whole, never written */
 	int state = facts_state(host_flags, false);
 	struct mcc_task_detail_v1 d;
 	memset(&d, 0, sizeof(d));
@@ -737,10 +737,9 @@ int mcc_core_task_query(void *ctx, const struct mcc_task_ref_v1 *task, uint32_t 
 		pthread_mutex_unlock(&core->lock);
 	}
 	d.state = (uint32_t)state;
-	if (out && out->struct_size >= sizeof(uint32_t) * 2) {
-		size_t n = out->struct_size < sizeof(d) ? out->struct_size : sizeof(d);
+	if (out) {
 		d.struct_size = out->struct_size;
-		memcpy(out, &d, n);
+		memcpy(out, &d, sizeof(d)); /* a later minor's tail is the caller's */
 	}
 	return state;
 }

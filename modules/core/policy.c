@@ -89,10 +89,15 @@ int mcc_core_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 *cf
                   struct mcc_init_out_v1 *out, void **ctx, enum mcc_mode mode,
                   const struct mcc_law *law)
 {
-	if (!host || !ctx || !host->now_ns || !law || !law->start || !law->epoch)
+	if (!host || !ctx || !law || !law->start || !law->epoch)
 		return -EINVAL;
 	if (MCC_ABI_MAJOR(host->abi_version) != 1)
 		return -EPROTO;
+	/* every struct whole or refused: nothing is read past a short one */
+	if (host->struct_size < MCC_HOST_V1_0_SIZE || !host->now_ns ||
+	    (cfg && cfg->struct_size < MCC_CONFIG_V1_0_SIZE) ||
+	    (out && out->struct_size < MCC_INIT_OUT_V1_0_SIZE))
+		return -EINVAL;
 	struct mcc_core *core = aligned_alloc(MCC_LINE, (sizeof(*core) + MCC_LINE - 1) &
 	                                                    ~(size_t)(MCC_LINE - 1));
 	if (!core)
@@ -238,15 +243,14 @@ void mcc_dom_sweep_zombies(struct mcc_core *core)
 int mcc_core_device_open(void *ctx, const struct mcc_device_desc_v1 *desc, mcc_device **out)
 {
 	struct mcc_core *core = ctx;
-	if (!core || !desc || !out)
+	if (!core || !desc || !out || desc->struct_size < MCC_DEVICE_DESC_V1_0_SIZE)
 		return -EINVAL;
 	struct mcc_device *dv = dom_alloc(sizeof(*dv));
 	if (!dv)
 		return -ENOMEM;
 	dv->device_id = desc->device_id;
 	dv->num_ports = desc->num_ports;
-	if (MCC_HAS_MEMBER(struct mcc_device_desc_v1, desc->struct_size, link_rate_bps))
-		dv->link_rate_bps = desc->link_rate_bps;
+	dv->link_rate_bps = desc->link_rate_bps;
 	if (desc->name) {
 		strncpy(dv->name, desc->name, sizeof(dv->name) - 1);
 		dv->name[sizeof(dv->name) - 1] = '\0';
@@ -376,7 +380,7 @@ int mcc_core_route_open(void *ctx, mcc_device *dv, const struct mcc_route_desc_v
                         mcc_route **out)
 {
 	struct mcc_core *core = ctx;
-	if (!core || !dv || !desc || !out)
+	if (!core || !dv || !desc || !out || desc->struct_size < MCC_ROUTE_DESC_V1_0_SIZE)
 		return -EINVAL;
 	const char *path = ""; /* none given: the name is cleared */
 	if (MCC_HAS_MEMBER(struct mcc_route_desc_v1, desc->struct_size, peer_path) && desc->peer_path)
@@ -473,7 +477,7 @@ void mcc_core_route_close(void *ctx, mcc_route *r)
 int mcc_core_domain_stats(void *ctx, int kind, const void *domain, struct mcc_domain_stats_v1 *out)
 {
 	struct mcc_core *core = ctx;
-	if (!core || !domain || !out || out->struct_size < 8 ||
+	if (!core || !domain || !out || out->struct_size < MCC_DOMAIN_STATS_V1_0_SIZE ||
 	    (kind != MCC_DOMAIN_DEVICE && kind != MCC_DOMAIN_ROUTE))
 		return -EINVAL;
 	const struct mcc_dom *d = domain; /* first member of mcc_device / mcc_route */

@@ -34,11 +34,13 @@ static int null_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 
 {
 	if (!host || !cfg || !out || !ctx)
 		return -EINVAL;
-	/* Subscribe to nothing. Never write a member beyond out->struct_size. */
-	if (MCC_HAS_MEMBER(struct mcc_init_out_v1, out->struct_size, signal_mask))
-		out->signal_mask = 0;
-	if (MCC_HAS_MEMBER(struct mcc_init_out_v1, out->struct_size, want_async_events))
-		out->want_async_events = 0;
+	/* Every struct whole or refused (mcc_policy_v1.h, frozen sizes). */
+	if (host->struct_size < MCC_HOST_V1_0_SIZE || cfg->struct_size < MCC_CONFIG_V1_0_SIZE ||
+	    out->struct_size < MCC_INIT_OUT_V1_0_SIZE)
+		return -EINVAL;
+	/* Subscribe to nothing. */
+	out->signal_mask = 0;
+	out->want_async_events = 0;
 	*ctx = (void *)&null_ctx_token;
 	return 0;
 }

@@ -39,7 +39,11 @@
  * Conventions: as mcc_policy_v1.h. Fallible calls return 0 (or a documented
  * non-negative value) or a negative errno; every error leaves the SDK's state
  * as it was ("loses nothing"). Pointers passed in are borrowed; keys are
- * copied. Nothing here is on the policy's hot path except
+ * copied. Every struct with a struct_size (the SDK's below, the loader's,
+ * the policy's descriptions) is taken whole or refused: a struct_size below
+ * the struct's first released size (its *_V1_0_SIZE) is -EINVAL and nothing
+ * of it is read; a larger one (a later release) is read up to what this
+ * library knows. Nothing here is on the policy's hot path except
  * mcc_engine_tick_if_due (one atomic load when not due),
  * mcc_engine_room_seq (one atomic load) and mcc_engine_room_notify (one
  * atomic add and one load; a system call only when a worker is parked).
@@ -79,7 +83,8 @@ enum mcc_engine_tick {
  * CLOCK_REALTIME) re-anchors the SDK clock at the value it had. */
 #define MCC_ENGINE_CLOCK_SLACK_NS 50000000ull
 
-/* Options for mcc_engine_open(). Zero-initialise, set struct_size. */
+/* Options for mcc_engine_open(). Zero-initialise, set struct_size to
+ * sizeof(struct mcc_engine_opts) (at least MCC_ENGINE_OPTS_V1_0_SIZE). */
 struct mcc_engine_opts {
 	uint32_t struct_size;
 	uint32_t tick; /* enum mcc_engine_tick */
@@ -104,9 +109,11 @@ struct mcc_engine_opts {
  *   usable engine whose policy is the built-in null module (controller off;
  *   the one message is mcc_instance_error(mcc_engine_instance(*out))).
  * Thread: engine construction; thread-safe.
- * Errors: -EINVAL (NULL out, struct_size too small, unknown tick), -ENOMEM,
- *   -EAGAIN (the tick thread could not start): *out is NULL and nothing is
- *   held.
+ * Errors: -EINVAL (NULL out, opts->struct_size below
+ *   MCC_ENGINE_OPTS_V1_0_SIZE, unknown tick), -ENOMEM, -EAGAIN (the tick
+ *   thread could not start): *out is NULL and nothing is held. A loader
+ *   struct_size below MCC_LOADER_OPTS_V1_0_SIZE is the loader's -EINVAL
+ *   (controller off, with its message).
  */
 int mcc_engine_open(const struct mcc_engine_opts *opts, mcc_engine **out);
 
@@ -223,11 +230,11 @@ enum mcc_engine_route_open_result {
  * subscribed); a different `dev` rebinds the route (route_rebind).
  * `desc`: port_num, cq_id, remote_id, peer_path (NULL: the key, when it is
  * text) of the policy's route_open; route_id and generation are ignored;
- * may be NULL.
+ * may be NULL; a struct_size below MCC_ROUTE_DESC_V1_0_SIZE is -EINVAL.
  * Outputs: *out holds one reference (release it with mcc_engine_route_put).
  * Returns enum mcc_engine_route_open_result.
  * Thread: any; takes the route mutex (slow path).
- * Errors: -EINVAL (NULL e/dev/key/out, klen 0 or > 4096), -ENOMEM, the
+ * Errors: -EINVAL (NULL e/dev/key/out, klen 0 or > 4096, short desc), -ENOMEM, the
  *   policy's route_open or route_rebind error (nothing changes).
  */
 int mcc_engine_route_open(mcc_engine *e, mcc_device *dev, const void *key, size_t klen,
@@ -329,7 +336,8 @@ struct mcc_engine_async {
  * Returns 1 delivered, 0 not delivered because the policy does not want
  * async events.
  * Thread: the monitor (any). Errors: -ENOENT (see above; counted in
- *   async_dropped), -EINVAL (NULL, bad struct_size or element).
+ *   async_dropped), -EINVAL (NULL, struct_size below
+ *   MCC_ENGINE_ASYNC_V1_0_SIZE, unknown element).
  */
 int mcc_engine_async_event(mcc_engine *e, mcc_device *dev, const struct mcc_engine_async *ev);
 
@@ -468,8 +476,25 @@ struct mcc_engine_stats {
 	uint64_t batch_reused;     /* this engine's: begin of a still-live id */
 };
 
-/* Fill *out up to out->struct_size. Thread: any. Errors: -EINVAL. */
+/* Fill *out up to out->struct_size (at least MCC_ENGINE_STATS_V1_0_SIZE).
+ * Thread: any. Errors: -EINVAL (NULL, short struct: nothing written). */
 int mcc_engine_get_stats(const mcc_engine *e, struct mcc_engine_stats *out);
+
+/* ------------------------------------------------------------ frozen sizes */
+
+/* The sizes of the SDK's structs as first released; members are only ever
+ * appended (as in mcc_policy_v1.h). */
+#define MCC_ENGINE_OPTS_V1_0_SIZE 32u  /* struct mcc_engine_opts */
+#define MCC_ENGINE_ASYNC_V1_0_SIZE 32u /* struct mcc_engine_async */
+#define MCC_ENGINE_STATS_V1_0_SIZE 88u /* struct mcc_engine_stats */
+#if UINTPTR_MAX == 0xffffffffffffffffu
+MCC_STATIC_ASSERT(offsetof(struct mcc_engine_opts, clock_arg) + sizeof(void *) ==
+                      MCC_ENGINE_OPTS_V1_0_SIZE, "engine opts v1.0 size");
+MCC_STATIC_ASSERT(offsetof(struct mcc_engine_async, cq_key) + sizeof(uint64_t) ==
+                      MCC_ENGINE_ASYNC_V1_0_SIZE, "engine async v1.0 size");
+MCC_STATIC_ASSERT(offsetof(struct mcc_engine_stats, batch_reused) + sizeof(uint64_t) ==
+                      MCC_ENGINE_STATS_V1_0_SIZE, "engine stats v1.0 size");
+#endif
 
 #ifdef __cplusplus
 }

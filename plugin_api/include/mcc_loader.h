@@ -41,7 +41,11 @@ struct mcc_config {
 	uint32_t qos_enabled;            /* [engine] qos: allowed alongside */
 };
 
-/* Options for mcc_instance_acquire(). Zero-initialise, set struct_size. */
+/* Options for mcc_instance_acquire(). Zero-initialise, set struct_size to
+ * sizeof(struct mcc_loader_opts). A struct_size below
+ * MCC_LOADER_OPTS_V1_0_SIZE is refused whole (-EINVAL, controller off);
+ * members a later release appends are read only when struct_size covers
+ * them. */
 struct mcc_loader_opts {
 	uint32_t struct_size;
 	uint32_t max_lanes;         /* 0: 64 */
@@ -56,6 +60,14 @@ struct mcc_loader_opts {
 	int ignore_env;             /* non-zero: do not read MC_ADAPTIVE_CC_* (tests) */
 	int reserved0;
 };
+/* The size of struct mcc_loader_opts as first released (frozen). */
+#define MCC_LOADER_OPTS_V1_0_SIZE 80u
+#if UINTPTR_MAX == 0xffffffffffffffffu
+MCC_STATIC_ASSERT(sizeof(struct mcc_loader_opts) >= MCC_LOADER_OPTS_V1_0_SIZE &&
+                      offsetof(struct mcc_loader_opts, reserved0) + sizeof(int) ==
+                          MCC_LOADER_OPTS_V1_0_SIZE,
+                  "loader opts v1.0 size");
+#endif
 
 typedef struct mcc_instance mcc_instance;
 

@@ -630,7 +630,8 @@ struct mcc_policy_v1 {
 	 * to come. Returns 0, or -EALREADY when the permit had fewer live bytes
 	 * than `bytes` (a double release: counted, only the live bytes return).
 	 * Thread: the lane's thread.
-	 * Errors: -EALREADY (above), -EINVAL (NULL permit).
+	 * Errors: -EALREADY (above), -EINVAL (NULL permit, or a struct_size
+	 * below MCC_PERMIT_V1_SIZE: nothing settled).
 	 */
 	int (*release)(mcc_lane *lane, struct mcc_permit_v1 *permit, uint64_t bytes, uint32_t reason);
 
@@ -639,7 +640,9 @@ struct mcc_policy_v1 {
 	 * settles wc->bytes of it and feeds the classification. Feedback whose
 	 * generation is older than the route's current one settles accounting
 	 * only. Thread: the poller lane (may differ from the posting lane).
-	 * Errors: none (void); a NULL permit or wc is ignored.
+	 * Errors: none (void); a NULL permit or wc, a permit shorter than
+	 * MCC_PERMIT_V1_SIZE or a wc shorter than MCC_COMPLETION_V1_0_SIZE is
+	 * ignored.
 	 */
 	void (*on_completion)(mcc_lane *lane, struct mcc_permit_v1 *permit,
 	                      const struct mcc_completion_v1 *wc);
@@ -676,12 +679,14 @@ struct mcc_policy_v1 {
 
 	/*
 	 * task_query - minimal and detailed query for (batch_id, task_id).
-	 * `host_flags` are MCC_TASKQ_* facts. Fills *out (out->struct_size set by
-	 * the caller; members beyond it are not written) and returns the
-	 * enum mcc_task_state (>= 0), or a negative errno (-EINVAL: task NULL).
+	 * `host_flags` are MCC_TASKQ_* facts. Fills *out when non-NULL
+	 * (out->struct_size set by the caller, at least
+	 * MCC_TASK_DETAIL_V1_0_SIZE; members beyond it are not written) and
+	 * returns the enum mcc_task_state (>= 0), or a negative errno.
 	 * Never polls, posts, probes or reads NIC state. Valid until
 	 * batch_free(batch_id). Thread: application threads, concurrently with
-	 * everything. Errors: -EINVAL (task NULL); nothing else fails.
+	 * everything. Errors: -EINVAL (task NULL, or out shorter than its v1.0
+	 * size: nothing written); nothing else fails.
 	 *
 	 * The state (RFC "Caller Observability"), first rule that applies:
 	 *  1. MCC_TASKQ_UNSUPPORTED: UNKNOWN, nothing observed.
@@ -737,8 +742,10 @@ struct mcc_policy_v1 {
 	/*
 	 * domain_stats - read-only snapshot of a device (kind MCC_DOMAIN_DEVICE,
 	 * `domain` is an mcc_device *) or route domain. Fills *out up to
-	 * out->struct_size. Thread: any, concurrently with everything.
-	 * Errors: 0 / -EINVAL (NULL domain or out, unknown kind).
+	 * out->struct_size (at least MCC_DOMAIN_STATS_V1_0_SIZE).
+	 * Thread: any, concurrently with everything.
+	 * Errors: 0 / -EINVAL (NULL domain or out, out shorter than its v1.0
+	 * size, unknown kind).
 	 */
 	int (*domain_stats)(void *ctx, int kind, const void *domain, struct mcc_domain_stats_v1 *out);
 
@@ -771,6 +778,10 @@ struct mcc_policy_v1 {
  * member appended by a later minor only when MCC_HAS_MEMBER() says the
  * producer's struct_size covers it. Members are only ever appended; a minor
  * that appends one adds its own MCC_*_V1_<minor>_SIZE line here.
+ * A struct whose struct_size is below its V1_0 size is refused whole, never
+ * read or written in part: a callback returning int returns -EINVAL, a void
+ * callback ignores it as it ignores NULL, and init() fails with -EINVAL for
+ * a short host table, configuration or init output.
  * The permit is the exception: hosts allocate it and the module writes all
  * of it, so it never grows within major 1 (MCC_PERMIT_INIT sets struct_size
  * to MCC_PERMIT_V1_SIZE; try_acquire rejects a smaller one with -EINVAL). */

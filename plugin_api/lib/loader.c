@@ -566,21 +566,23 @@ int mcc_instance_acquire(const struct mcc_loader_opts *opts, mcc_instance **out)
 	msg[0] = warn[0] = '\0';
 
 	memset(&o, 0, sizeof(o));
-	if (opts && opts->struct_size)
+	log_fn = default_log;
+	larg = NULL;
+	if (opts && opts->struct_size < MCC_LOADER_OPTS_V1_0_SIZE) {
+		/* Accepted only whole: a shorter struct is never copied in part
+		 * (half a pointer), and its callbacks are not trusted. */
+		msgf(msg, sizeof(msg),
+		     "mcc_instance_acquire: opts->struct_size %u is smaller than struct "
+		     "mcc_loader_opts (%u bytes): set it to sizeof(struct mcc_loader_opts)",
+		     opts->struct_size, MCC_LOADER_OPTS_V1_0_SIZE);
+		rc = -EINVAL;
+		goto fail;
+	}
+	if (opts)
 		memcpy(&o, opts, opts->struct_size < sizeof(o) ? opts->struct_size : sizeof(o));
 	o.struct_size = sizeof(o);
 	log_fn = o.log ? o.log : default_log;
 	larg = o.log ? o.log_arg : NULL;
-	if (opts && !opts->struct_size) {
-		/* The callbacks are not trusted without a size: default logger. */
-		log_fn = default_log;
-		larg = NULL;
-		msgf(msg, sizeof(msg),
-		     "mcc_instance_acquire: opts->struct_size is 0 (set it to sizeof(struct "
-		     "mcc_loader_opts))");
-		rc = -EINVAL;
-		goto fail;
-	}
 	if (o.module_dir && o.module_dir[0] != '/') {
 		msgf(msg, sizeof(msg),
 		     "mcc_instance_acquire: opts->module_dir '%s' is not an "

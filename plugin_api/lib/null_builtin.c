@@ -66,12 +66,14 @@ static int null_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 
 {
 	if (!host || !cfg || !out || !ctx)
 		return -EINVAL;
-	/* Subscribe to nothing: no signals, no async events. Members beyond
-	 * out->struct_size do not exist in the host's copy: never write them. */
-	if (MCC_HAS_MEMBER(struct mcc_init_out_v1, out->struct_size, signal_mask))
-		out->signal_mask = 0;
-	if (MCC_HAS_MEMBER(struct mcc_init_out_v1, out->struct_size, want_async_events))
-		out->want_async_events = 0;
+	/* Every struct whole or refused (mcc_policy_v1.h, frozen sizes): a
+	 * member a later minor appends is read only when struct_size covers it. */
+	if (host->struct_size < MCC_HOST_V1_0_SIZE || cfg->struct_size < MCC_CONFIG_V1_0_SIZE ||
+	    out->struct_size < MCC_INIT_OUT_V1_0_SIZE)
+		return -EINVAL;
+	/* Subscribe to nothing: no signals, no async events. */
+	out->signal_mask = 0;
+	out->want_async_events = 0;
 	/* A real module allocates its context here, copies the parts of `cfg`
 	 * it needs (the struct is borrowed) and keeps `host` (valid until fini
 	 * returns) for logging and the clock. */
@@ -89,7 +91,7 @@ static void null_fini(void *ctx)
 static int null_lane_open(void *ctx, const struct mcc_lane_desc_v1 *desc, mcc_lane **lane)
 {
 	(void)ctx;
-	if (!desc || !lane)
+	if (!desc || !lane || desc->struct_size < MCC_LANE_DESC_V1_0_SIZE)
 		return -EINVAL;
 	*lane = &null_lane;
 	return 0;
@@ -106,7 +108,7 @@ static void null_lane_close(void *ctx, mcc_lane *lane)
 static int null_device_open(void *ctx, const struct mcc_device_desc_v1 *desc, mcc_device **dev)
 {
 	(void)ctx;
-	if (!desc || !dev)
+	if (!desc || !dev || desc->struct_size < MCC_DEVICE_DESC_V1_0_SIZE)
 		return -EINVAL;
 	*dev = &null_device;
 	return 0;
@@ -122,7 +124,7 @@ static int null_route_open(void *ctx, mcc_device *dev, const struct mcc_route_de
                            mcc_route **route)
 {
 	(void)ctx;
-	if (!dev || !desc || !route)
+	if (!dev || !desc || !route || desc->struct_size < MCC_ROUTE_DESC_V1_0_SIZE)
 		return -EINVAL;
 	*route = &null_route;
 	return 0;
@@ -173,7 +175,8 @@ static int null_try_acquire(mcc_lane *lane, mcc_route *route, uint64_t bytes, ui
 	(void)lane; /* per-thread state would live behind it */
 	/* -EINVAL tells the host to post without a permit. A permit still
 	 * holding bytes must be settled before it is reused. */
-	if (!route || !permit || bytes == 0 || (permit->flags & MCC_PERMIT_F_LIVE))
+	if (!route || !permit || bytes == 0 || permit->struct_size < MCC_PERMIT_V1_SIZE ||
+	    (permit->flags & MCC_PERMIT_F_LIVE))
 		return -EINVAL;
 	permit->flags = MCC_PERMIT_F_LIVE;
 	permit->route = route;
@@ -204,7 +207,7 @@ static int null_release(mcc_lane *lane, struct mcc_permit_v1 *permit, uint64_t b
 {
 	(void)lane;
 	(void)reason; /* a policy would count releases per enum mcc_release_reason */
-	if (!permit)
+	if (!permit || permit->struct_size < MCC_PERMIT_V1_SIZE)
 		return -EINVAL;
 	return null_settle(permit, bytes);
 }
@@ -213,7 +216,8 @@ static void null_on_completion(mcc_lane *lane, struct mcc_permit_v1 *permit,
                                const struct mcc_completion_v1 *wc)
 {
 	(void)lane;
-	if (!permit || !wc)
+	if (!permit || !wc || permit->struct_size < MCC_PERMIT_V1_SIZE ||
+	    wc->struct_size < MCC_COMPLETION_V1_0_SIZE)
 		return;
 	/* A policy classifies wc->wc_status here (RFC WC matrix) and feeds the
 	 * route's counters; feedback from an older generation only settles.
@@ -250,14 +254,12 @@ static void null_tick(void *ctx, uint64_t now_ns)
 
 /* ------------------------------------------------------- observability */
 
-/* Zero the members of a caller-sized struct after its leading struct_size,
- * never writing beyond the caller's struct_size nor our own sizeof. */
-static void null_zero_tail(void *out, uint32_t struct_size, size_t our_size)
+/* Zero the members of a caller-sized struct (at least its v1.0 size) after
+ * its leading struct_size, never writing beyond our own sizeof: a later
+ * minor's tail belongs to the caller. */
+static void null_zero_tail(void *out, size_t our_size)
 {
-	size_t n = struct_size < our_size ? struct_size : our_size;
-
-	if (n > sizeof(uint32_t))
-		memset((char *)out + sizeof(uint32_t), 0, n - sizeof(uint32_t));
+	memset((char *)out + sizeof(uint32_t), 0, our_size - sizeof(uint32_t));
 }
 
 static int null_task_query(void *ctx, const struct mcc_task_ref_v1 *task, uint32_t host_flags,
@@ -265,13 +267,12 @@ static int null_task_query(void *ctx, const struct mcc_task_ref_v1 *task, uint32
 {
 	(void)ctx;
 	(void)host_flags;
-	if (!task)
+	if (!task || (out && out->struct_size < MCC_TASK_DETAIL_V1_0_SIZE))
 		return -EINVAL;
 	if (out) {
 		/* Every field unobserved (observed = 0): the controller is off. */
-		null_zero_tail(out, out->struct_size, sizeof(*out));
-		if (MCC_HAS_MEMBER(struct mcc_task_detail_v1, out->struct_size, state))
-			out->state = MCC_TASK_UNKNOWN;
+		null_zero_tail(out, sizeof(*out));
+		out->state = MCC_TASK_UNKNOWN;
 	}
 	return MCC_TASK_UNKNOWN;
 }
@@ -285,11 +286,11 @@ static void null_batch_free(void *ctx, uint64_t batch_id)
 static int null_domain_stats(void *ctx, int kind, const void *domain, struct mcc_domain_stats_v1 *out)
 {
 	(void)ctx;
-	if ((kind != MCC_DOMAIN_DEVICE && kind != MCC_DOMAIN_ROUTE) || !domain || !out)
+	if ((kind != MCC_DOMAIN_DEVICE && kind != MCC_DOMAIN_ROUTE) || !domain || !out ||
+	    out->struct_size < MCC_DOMAIN_STATS_V1_0_SIZE)
 		return -EINVAL;
-	null_zero_tail(out, out->struct_size, sizeof(*out));
-	if (MCC_HAS_MEMBER(struct mcc_domain_stats_v1, out->struct_size, state))
-		out->state = MCC_PATH_HEALTHY;
+	null_zero_tail(out, sizeof(*out));
+	out->state = MCC_PATH_HEALTHY;
 	return 0;
 }
 

@@ -174,16 +174,20 @@ static void engine_free(mcc_engine *e, int counted)
 	free(e);
 }
 
-int mcc_engine_open(const struct mcc_engine_opts *o, mcc_engine **out)
+int mcc_engine_open(const struct mcc_engine_opts *opts, mcc_engine **out)
 {
-	static const struct mcc_engine_opts defaults = {sizeof(defaults), 0, NULL, NULL, NULL};
+	struct mcc_engine_opts o;
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	if (!o)
-		o = &defaults;
-	if (!MCC_HAS_MEMBER(struct mcc_engine_opts, o->struct_size, clock_arg) ||
-	    o->tick > MCC_ENGINE_TICK_POLL)
+	/* whole or refused: never a part of a struct (mcc_engine.h) */
+	memset(&o, 0, sizeof(o));
+	o.struct_size = sizeof(o);
+	if (opts && opts->struct_size < MCC_ENGINE_OPTS_V1_0_SIZE)
+		return -EINVAL;
+	if (opts)
+		memcpy(&o, opts, opts->struct_size < sizeof(o) ? opts->struct_size : sizeof(o));
+	if (o.tick > MCC_ENGINE_TICK_POLL)
 		return -EINVAL;
 	mcc_engine *e = calloc(1, sizeof(*e));
 	if (!e)
@@ -199,11 +203,13 @@ int mcc_engine_open(const struct mcc_engine_opts *o, mcc_engine **out)
 	pthread_mutex_init(&e->b_mu, NULL);
 
 	struct mcc_loader_opts lo;
+	const struct mcc_loader_opts *lp = &lo;
 	memset(&lo, 0, sizeof(lo));
-	if (o->loader) {
-		size_t n = o->loader->struct_size < sizeof(lo) ? o->loader->struct_size : sizeof(lo);
-		memcpy(&lo, o->loader, n);
-	}
+	if (o.loader && o.loader->struct_size < MCC_LOADER_OPTS_V1_0_SIZE)
+		lp = o.loader; /* refused whole by the loader, with its message */
+	else if (o.loader)
+		memcpy(&lo, o.loader,
+		       o.loader->struct_size < sizeof(lo) ? o.loader->struct_size : sizeof(lo));
 	lo.struct_size = sizeof(lo);
 	lo.now_ns = clock_now;
 	lo.clock_arg = NULL;
@@ -211,8 +217,8 @@ int mcc_engine_open(const struct mcc_engine_opts *o, mcc_engine **out)
 		lo.max_lanes = MCC_ENGINE_LANES_MAX;
 	e->log = lo.log ? lo.log : log_stderr;
 	e->log_arg = lo.log ? lo.log_arg : NULL;
-	uint64_t (*fn)(void *) = o->now_ns ? o->now_ns : clock_monotonic;
-	void *arg = o->now_ns ? o->clock_arg : NULL;
+	uint64_t (*fn)(void *) = o.now_ns ? o.now_ns : clock_monotonic;
+	void *arg = o.now_ns ? o.clock_arg : NULL;
 
 	pthread_mutex_lock(&g_mu);
 	int other_clock = 0;
@@ -231,7 +237,7 @@ int mcc_engine_open(const struct mcc_engine_opts *o, mcc_engine **out)
 		            "engine's clock is not used",
 		            lo.engine ? lo.engine : "unknown");
 
-	int rc = mcc_instance_acquire(&lo, &e->inst);
+	int rc = mcc_instance_acquire(lp, &e->inst);
 	if (!e->inst) {
 		engine_free(e, 1);
 		return -ENOMEM;
@@ -251,7 +257,7 @@ int mcc_engine_open(const struct mcc_engine_opts *o, mcc_engine **out)
 		return -ENOMEM;
 	}
 	/* mode off has nothing to tick: no thread waking every epoch */
-	if (o->tick == MCC_ENGINE_TICK_THREAD && on) {
+	if (o.tick == MCC_ENGINE_TICK_THREAD && on) {
 		if (pthread_create(&e->thr, NULL, tick_main, e) != 0) {
 			engine_free(e, 1);
 			return -EAGAIN;
@@ -534,7 +540,7 @@ int mcc_engine_batch_free(mcc_engine *e, uint64_t batch_id)
 
 int mcc_engine_get_stats(const mcc_engine *e, struct mcc_engine_stats *out)
 {
-	if (!e || !out || out->struct_size < sizeof(uint32_t))
+	if (!e || !out || out->struct_size < MCC_ENGINE_STATS_V1_0_SIZE)
 		return -EINVAL;
 	struct mcc_engine_stats s;
 	memset(&s, 0, sizeof(s));

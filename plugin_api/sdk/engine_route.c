@@ -103,7 +103,8 @@ int mcc_engine_route_open(mcc_engine *e, mcc_device *dev, const void *key, size_
 {
 	if (out)
 		*out = NULL;
-	if (!e || !dev || !key || !out || klen == 0 || klen > KEY_MAX)
+	if (!e || !dev || !key || !out || klen == 0 || klen > KEY_MAX ||
+	    (desc && desc->struct_size < MCC_ROUTE_DESC_V1_0_SIZE))
 		return -EINVAL;
 	struct mcc_route_desc_v1 d;
 	memset(&d, 0, sizeof(d));
@@ -368,7 +369,7 @@ int mcc_engine_cq_remove(mcc_engine *e, mcc_device *dev, uint64_t cq_key)
 
 int mcc_engine_async_event(mcc_engine *e, mcc_device *dev, const struct mcc_engine_async *in)
 {
-	if (!e || !dev || !in || !MCC_HAS_MEMBER(struct mcc_engine_async, in->struct_size, cq_key) ||
+	if (!e || !dev || !in || in->struct_size < MCC_ENGINE_ASYNC_V1_0_SIZE ||
 	    in->element > MCC_ENGINE_EL_CQ)
 		return -EINVAL;
 	struct mcc_async_event_v1 ev;

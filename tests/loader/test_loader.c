@@ -951,7 +951,8 @@ static void test_acquire_argument_errors(void)
 	close(fd);
 	CU_ASSERT_TRUE(n > 0);
 	CU_ASSERT_PTR_NOT_NULL(
-	        strstr(buf, "mcc: error: mcc_instance_acquire: opts->struct_size is 0"));
+	        strstr(buf, "mcc: error: mcc_instance_acquire: opts->struct_size 0 is smaller than "
+	                    "struct mcc_loader_opts (80 bytes)"));
 	CU_ASSERT_TRUE(lt_is_usable_off(inst));
 
 	/* Accessors and release accept NULL. */

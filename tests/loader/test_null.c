@@ -191,10 +191,11 @@ static void check_null_contract(const struct mcc_policy_v1 *ops)
 	memset(raw, 0xa5, sizeof(raw));
 	((struct mcc_task_detail_v1 *)(void *)raw)->struct_size =
 	        12; /* struct_size, state, observed */
+	/* shorter than the v1.0 detail: refused whole, nothing written */
 	CU_ASSERT_EQUAL(ops->task_query(ctx, &task, 0, (struct mcc_task_detail_v1 *)(void *)raw),
-	                MCC_TASK_UNKNOWN);
-	CU_ASSERT_EQUAL(((struct mcc_task_detail_v1 *)(void *)raw)->state, MCC_TASK_UNKNOWN);
-	CU_ASSERT_EQUAL(raw[12], 0xa5); /* nothing written beyond struct_size */
+	                -EINVAL);
+	CU_ASSERT_EQUAL(raw[4], 0xa5);
+	CU_ASSERT_EQUAL(raw[12], 0xa5);
 	ops->batch_free(ctx, 11);
 
 	/* domain_stats: zeros, HEALTHY. */

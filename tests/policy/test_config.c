@@ -283,17 +283,31 @@ static void test_config_recorder_entries(void)
 	th_free(h);
 }
 
-static void test_config_truncated_struct_uses_defaults_beyond_size(void)
+static uint64_t th_clock_fixed(void *arg)
+{
+	(void)arg;
+	return 1000000000ull;
+}
+
+/* A configuration shorter than its v1.0 size is refused whole: init fails
+ * (the loader then runs the controller off), and nothing of it is used in
+ * part, defaulted or not. */
+static void test_config_truncated_struct_is_refused(void)
 {
 	struct mcc_config_v1 c = th_cfg();
-	c.max_window_bytes = 4 * MiB;        /* inside */
-	c.hard_error_threshold = 1;           /* beyond: ignored */
 	c.struct_size = (uint32_t)offsetof(struct mcc_config_v1, target_drain_us);
-	struct th_fix f = th_fix(&c);
-	CU_ASSERT_EQUAL(th_rwin(f.h, f.r), 4 * MiB);
-	timeouts(f.h, f.r, 1, 1);
-	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_SUSPECT); /* default threshold 3 */
-	th_free(f.h);
+	struct mcc_host_v1 host;
+	memset(&host, 0, sizeof(host));
+	host.abi_version = MCC_POLICY_ABI_V1;
+	host.struct_size = sizeof(host);
+	host.now_ns = th_clock_fixed;
+	struct mcc_init_out_v1 out = { sizeof(out), 0, 0, 0 };
+	void *ctx = NULL;
+	CU_ASSERT_EQUAL(mcc_test_aimd_v1.init(&host, &c, &out, &ctx), -EINVAL);
+	CU_ASSERT_PTR_NULL(ctx);
+	c.struct_size = MCC_CONFIG_V1_0_SIZE;
+	CU_ASSERT_EQUAL(mcc_test_aimd_v1.init(&host, &c, &out, &ctx), 0);
+	mcc_test_aimd_v1.fini(ctx);
 }
 
 static const char *mod_get(const struct mcc_config_v1 *cfg, const char *key)
@@ -383,7 +397,7 @@ MCC_CU_SUITE(t_init_config_tests, "policy_config", NULL, NULL,
              test_config_epoch_us,
              test_config_evidence_tasks,
              test_config_recorder_entries,
-             test_config_truncated_struct_uses_defaults_beyond_size,
+             test_config_truncated_struct_is_refused,
              test_config_module_key_credit_min_admits,
              test_init_output_and_argument_checks)
 

@@ -296,6 +296,8 @@ static void test_batch_free_drops_the_batch_evidence_only(void)
 	th_free(f.h);
 }
 
+/* A detail shorter than its v1.0 size is refused whole (nothing written);
+ * a larger one (a later minor) keeps its tail. */
 static void test_query_respects_caller_struct_size(void)
 {
 	struct mcc_permit_v1 filler;
@@ -305,11 +307,22 @@ static void test_query_respects_caller_struct_size(void)
 	memset(&d, 0xAA, sizeof(d));
 	d.struct_size = (uint32_t)offsetof(struct mcc_task_detail_v1, scope);
 	struct mcc_task_ref_v1 t = { 9, 1, 0, 0 };
-	CU_ASSERT_EQUAL(f.h->ops->task_query(f.h->ctx, &t, 0, &d), MCC_TASK_CONGESTED);
-	CU_ASSERT_EQUAL(d.state, MCC_TASK_CONGESTED);
-	CU_ASSERT_EQUAL(d.reason, MCC_REASON_BYTE_WINDOW);
-	CU_ASSERT_EQUAL(d.scope, 0xAAAAAAAAu); /* beyond struct_size: untouched */
+	CU_ASSERT_EQUAL(f.h->ops->task_query(f.h->ctx, &t, 0, &d), -EINVAL);
+	CU_ASSERT_EQUAL(d.state, 0xAAAAAAAAu); /* refused: untouched */
+	CU_ASSERT_EQUAL(d.scope, 0xAAAAAAAAu);
 	CU_ASSERT_EQUAL(d.route_id, 0xAAAAAAAAAAAAAAAAull);
+	struct {
+		struct mcc_task_detail_v1 d;
+		unsigned char tail[8]; /* a later minor's members */
+	} big;
+	memset(&big, 0xAA, sizeof(big));
+	big.d.struct_size = sizeof(big);
+	CU_ASSERT_EQUAL(f.h->ops->task_query(f.h->ctx, &t, 0, &big.d), MCC_TASK_CONGESTED);
+	CU_ASSERT_EQUAL(big.d.state, MCC_TASK_CONGESTED);
+	CU_ASSERT_EQUAL(big.d.reason, MCC_REASON_BYTE_WINDOW);
+	CU_ASSERT_EQUAL(big.d.struct_size, sizeof(big));
+	CU_ASSERT_EQUAL(big.tail[0], 0xAA); /* not this library's: untouched */
+	CU_ASSERT_EQUAL(big.tail[7], 0xAA);
 	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
 	th_free(f.h);
 }
