@@ -13,6 +13,63 @@
 #include "mcc_defaults.h"
 #include "policy.h"
 
+/* ------------------------------------------------------- [module.<name>] */
+
+/* The keys of [module.<name>] of every module over the core (aimd, observe,
+ * delay), one row each: config_check validates them (the host calls it
+ * before init), params_from reads them. A number is decimal digits only. */
+struct core_key {
+	const char *name;
+	size_t off; /* a uint32_t of struct mcc_params */
+	uint32_t min, max;
+};
+
+static const struct core_key core_keys[] = {
+	/* admissions per epoch before a domain caches lane credit (0: always) */
+	{ "credit_min_admits", offsetof(struct mcc_params, credit_min_admits), 0, 1000000000u },
+};
+#define CORE_KEYS (sizeof(core_keys) / sizeof(core_keys[0]))
+
+static int core_key_parse(const struct core_key *k, const char *v, uint32_t *out, char *why,
+                          size_t len)
+{
+	char *end = NULL;
+	unsigned long long n;
+
+	errno = 0;
+	n = (*v >= '0' && *v <= '9') ? strtoull(v, &end, 10) : 0;
+	if (!(*v >= '0' && *v <= '9') || errno || !end || *end != '\0') {
+		snprintf(why, len, "'%.40s' is not a decimal integer (digits only, no sign or unit)",
+		         v);
+		return -EINVAL;
+	}
+	if (n < k->min || n > k->max) {
+		snprintf(why, len, "%llu is out of range %u..%u", n, k->min, k->max);
+		return -EINVAL;
+	}
+	*out = (uint32_t)n;
+	return 0;
+}
+
+int mcc_core_config_check(const char *key, const char *value, char *why, size_t len)
+{
+	char tmp[8];
+	uint32_t v;
+
+	if (!why || !len) {
+		why = tmp;
+		len = sizeof(tmp);
+	}
+	why[0] = '\0';
+	if (!key || !value)
+		return -EINVAL;
+	for (size_t i = 0; i < CORE_KEYS; i++)
+		if (strcmp(key, core_keys[i].name) == 0)
+			return core_key_parse(&core_keys[i], value, &v, why, len);
+	snprintf(why, len, "keys: credit_min_admits");
+	return -ENOENT;
+}
+
 /* The defaults of libmcc's key table (mcc_defaults.h), used for absent or
  * zero fields; the host has already validated the values it passes. */
 static void params_from(struct mcc_params *p, const struct mcc_config_v1 *cfg)
@@ -63,14 +120,18 @@ static void params_from(struct mcc_params *p, const struct mcc_config_v1 *cfg)
 	TAKE(evidence_tasks, evidence_tasks);
 	TAKE(recorder_entries, recorder_entries);
 #undef TAKE
-	/* module-private keys ([module.<name>] in the ini) */
+	/* module-private keys ([module.<name>] in the ini), checked by
+	 * config_check; a host older than ABI 1.2 does not call it, and a value
+	 * the table refuses then keeps its default */
 	if (MCC_HAS_MEMBER(struct mcc_config_v1, sz, module_get) && cfg->module_get) {
-		const char *v = cfg->module_get(cfg, "credit_min_admits");
-		char *end = NULL;
-		errno = 0;
-		unsigned long n = v ? strtoul(v, &end, 10) : 0;
-		if (v && *v >= '0' && *v <= '9' && !errno && end && *end == '\0' && n <= 1000000000ul)
-			p->credit_min_admits = (uint32_t)n;
+		for (size_t i = 0; i < CORE_KEYS; i++) {
+			const char *v = cfg->module_get(cfg, core_keys[i].name);
+			char why[96];
+			uint32_t n;
+
+			if (v && core_key_parse(&core_keys[i], v, &n, why, sizeof(why)) == 0)
+				memcpy((char *)p + core_keys[i].off, &n, sizeof(n));
+		}
 	}
 	/* defensive clamps (never widen what the host validated) */
 	if (p->max_window < p->min_window)

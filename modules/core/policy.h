@@ -44,6 +44,7 @@ int mcc_core_task_query(void *ctx, const struct mcc_task_ref_v1 *task, uint32_t 
 void mcc_core_batch_free(void *ctx, uint64_t batch_id);
 int mcc_core_domain_stats(void *ctx, int kind, const void *domain, struct mcc_domain_stats_v1 *out);
 int mcc_core_dump(void *ctx, int fd);
+int mcc_core_config_check(const char *key, const char *value, char *why, size_t len);
 
 #define MCC_CORE_DESCRIPTOR(NAME, DESC, MODE, CAPS, INIT)                     \
 	{                                                                     \
@@ -73,6 +74,7 @@ int mcc_core_dump(void *ctx, int fd);
 		.batch_free = mcc_core_batch_free,                            \
 		.domain_stats = mcc_core_domain_stats,                        \
 		.dump = mcc_core_dump,                                        \
+		.config_check = mcc_core_config_check,                        \
 	}
 
 /* A module over the core, its mode stated once: the init that runs the core

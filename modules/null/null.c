@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "mcc_policy_v1.h"
 
@@ -45,6 +46,18 @@ static int null_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 
 	return 0;
 }
 
+/* ABI 1.2: the keys of [module.null], checked before init() and by
+ * `mcc check`. A module with keys looks each up in its own table and
+ * checks the value; this one takes none. */
+static int null_config_check(const char *key, const char *value, char *why, size_t len)
+{
+	(void)key;
+	(void)value;
+	if (why && len)
+		snprintf(why, len, "the null module takes no keys");
+	return -ENOENT;
+}
+
 /* The one exported symbol, const data: loading the module runs no code. */
 MCC_POLICY_V1_DEFINE = {
 	.abi_version = MCC_POLICY_ABI_V1,
@@ -54,5 +67,6 @@ MCC_POLICY_V1_DEFINE = {
 	.mode = MCC_MODE_OFF,
 	.caps = 0, /* no optional capability (MCC_CAP_*) */
 	.init = null_init,
+	.config_check = null_config_check,
 	/* Every other callback NULL: libmcc fills it with the built-in's. */
 };

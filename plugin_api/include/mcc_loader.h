@@ -12,10 +12,15 @@
  *
  * Configuration precedence, lowest to highest:
  *   1. built-in defaults (mcc_config_defaults());
- *   2. the ini file (opts.ini_path, else $MC_ADAPTIVE_CC_CONFIG, else none);
+ *   2. the ini file: opts.ini_path, else $MC_ADAPTIVE_CC_CONFIG (the value
+ *      "none": no file), else the installed $(sysconfdir)/mcc/mcc.ini when
+ *      it exists (mcc.ini(5) names the path of an installation), else none;
  *   3. MC_ADAPTIVE_CC_* environment variables, one per RFC parameter.
  * The merged result is validated as a whole; any error leaves the controller
  * off (null module) and never yields a partially defaulted configuration.
+ * A module of ABI 1.2 or later checks the keys of its own [module.<name>]
+ * section (config_check) before its init(); a key it refuses is an error
+ * like any other.
  * Path-like environment variables (MC_ADAPTIVE_CC_CONFIG,
  * MC_ADAPTIVE_CC_MODULE_DIR) are read with secure_getenv: ignored in setuid
  * processes.
@@ -50,11 +55,14 @@ struct mcc_loader_opts {
 	uint32_t struct_size;
 	uint32_t max_lanes;         /* 0: 64 */
 	const char *engine;         /* "te" / "tent" */
-	const char *ini_path;       /* NULL: $MC_ADAPTIVE_CC_CONFIG, else defaults + env */
+	const char *ini_path;       /* NULL: $MC_ADAPTIVE_CC_CONFIG, else the installed file */
 	uint64_t host_caps;         /* MCC_HOST_CAP_* */
 	uint64_t (*now_ns)(void *); /* NULL: CLOCK_MONOTONIC */
 	void *clock_arg;
-	void (*log)(void *, int, const char *, ...); /* NULL: stderr */
+	void (*log)(void *, int, const char *, ...); /* NULL: stderr, up to the level
+	                                              * of $MC_ADAPTIVE_CC_LOG_LEVEL
+	                                              * (error, warn, info, debug;
+	                                              * default warn) */
 	void *log_arg;
 	const char *module_dir;     /* NULL: $MC_ADAPTIVE_CC_MODULE_DIR, else $(pkglibdir) */
 	int ignore_env;             /* non-zero: do not read MC_ADAPTIVE_CC_* (tests) */
@@ -117,8 +125,9 @@ int mcc_instance_wants_async_events(const mcc_instance *inst);
 
 /* Configuration helpers (also used by tests and tools). */
 void mcc_config_defaults(struct mcc_config *cfg);
-/* Parse `ini_path` (may be NULL) and, unless ignore_env, the environment, on
- * top of the defaults, and validate. 0 or negative errno; errbuf receives
+/* Parse `ini_path` (NULL: the file an engine would read, see above; with
+ * ignore_env, none) and, unless ignore_env, the environment, on top of the
+ * defaults, and validate. 0 or negative errno; errbuf receives
  * "file:line: key: reason". */
 int mcc_config_load(const char *ini_path, int ignore_env, struct mcc_config *cfg, char *errbuf,
                     size_t errlen);
@@ -146,10 +155,12 @@ struct mcc_config_provenance {
 	uint32_t struct_size;
 	uint32_t count;      /* entries of origin[]: every key of the key table */
 	char file[4096];     /* the ini file read ("" when none) */
-	int file_from_env;   /* 1: `file` came from $MC_ADAPTIVE_CC_CONFIG */
+	int file_from_env;   /* 1: `file` came from $MC_ADAPTIVE_CC_CONFIG; 2: it is
+	                      * the installed default, read without the variable */
 	int reserved0;
-	char warning[2048];  /* what an engine would log as a warning (unknown
-	                      * MC_ADAPTIVE_CC_* variables); "" when none */
+	char warning[2048];  /* what an engine would log as warnings, one a line
+	                      * (unknown MC_ADAPTIVE_CC_* variables, a file with
+	                      * no setting); "" when none */
 	struct mcc_config_origin origin[MCC_CONFIG_KEYS_MAX];
 };
 
@@ -161,8 +172,29 @@ struct mcc_config_provenance {
  * on error ex->count is 0. Used by the `mcc check` command. */
 int mcc_config_explain(const char *ini_path, int ignore_env, struct mcc_config *cfg,
                        struct mcc_config_provenance *ex, char *errbuf, size_t errlen);
+/*
+ * Every [module.<name>] section of the configuration that mcc_config_load()
+ * reads with the same arguments, checked by its module (ABI 1.2
+ * config_check): the module the configuration selects answers for its own
+ * section, every other section's module is found by its short name in
+ * `module_dir` (NULL: the configuration's) and loaded with the loader's
+ * safety checks, without init(). Returns 0 when every key is accepted, else
+ * a negative errno and errbuf receives one message: the configuration's own
+ * error, "file:line: key: reason" for a refused key, or "file:line:
+ * [module.<name>]: no module '<name>' ..." for a section no module answers
+ * to (a misspelt name). A module built before ABI 1.2 (no config_check) is
+ * not validated: `warn` (may be NULL) receives a line saying so. Used by
+ * `mcc check`; an engine checks only its own module's section.
+ */
+int mcc_config_check_modules(const char *ini_path, int ignore_env, const char *module_dir,
+                             char *errbuf, size_t errlen, char *warn, size_t warnlen);
 /* The module file a config resolves to. */
 int mcc_config_module_path(const struct mcc_config *cfg, char *path, size_t len);
+
+/* The version of the libmcc this process runs with, "MAJOR.MINOR.PATCH"
+ * (static; it may differ from the version an engine was built against).
+ * The policy ABI it implements: mcc_instance_ops(NULL)->abi_version. */
+const char *mcc_version(void);
 
 const char *mcc_strerror(int err);
 const char *mcc_task_state_name(int state);

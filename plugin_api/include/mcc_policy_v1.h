@@ -35,6 +35,7 @@
  *   caller status query                  task_query          application
  *   freeBatchID / tent_free_batch        batch_free          application
  *   diagnostics                          domain_stats, dump  any
+ *   [module.<name>] keys (v1.2)          config_check        any, before init
  *
  * Conventions for every callback:
  *   - Errors: fallible callbacks return 0 or a negative errno (-EINVAL,
@@ -74,7 +75,7 @@ extern "C" {
 #define MCC_ABI(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xffffu))
 #define MCC_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 #define MCC_ABI_MINOR(v) ((uint32_t)(v) & 0xffffu)
-#define MCC_POLICY_ABI_V1 MCC_ABI(1, 1)
+#define MCC_POLICY_ABI_V1 MCC_ABI(1, 2)
 
 /* The one exported symbol of a v1 module. */
 #define MCC_POLICY_V1_SYMBOL "mcc_policy_v1"
@@ -758,6 +759,30 @@ struct mcc_policy_v1 {
 	 * -errno of a failed write.
 	 */
 	int (*dump)(void *ctx, int fd);
+
+	/*
+	 * config_check - v1.2, optional. Validate one key of the module's own
+	 * ini section [module.<name>], with no instance: the host calls it
+	 * once per key of that section, in file order - an engine before the
+	 * module's init(), and `mcc check` for every [module.*] section of
+	 * the file (it loads each module named there without running init()).
+	 * Inputs: `key` and its raw `value` as the file spells them (borrowed,
+	 *   NUL-terminated; a key of at most 63 bytes, a value of at most 195).
+	 * Outputs: why[0..len): a one-line reason, NUL-terminated, when the key
+	 *   is refused (the host prefixes file, line and key). For an unknown
+	 *   key, naming the keys the module takes helps the user.
+	 * Returns 0: a key of the module with a valid value; -ENOENT: not a
+	 *   key of this module; -EINVAL: a key of the module with a value it
+	 *   refuses. A refused key is a configuration error: the controller
+	 *   stays off (the null module), as for a bad [controller] value.
+	 * Thread: any, slow path; it may run before any init(), after fini()
+	 *   and concurrently with itself and with a live instance: it reads
+	 *   nothing but its arguments and constant tables.
+	 * Absent (a module built against v1.0 or v1.1) or NULL: the host does
+	 *   not validate the section (`mcc check` says so) and the module reads
+	 *   its keys through cfg->module_get in init(), as before.
+	 */
+	int (*config_check)(const char *key, const char *value, char *why, size_t len);
 };
 
 /* Define the module's descriptor. Use exactly once per module, at file scope:
@@ -786,6 +811,7 @@ struct mcc_policy_v1 {
  * of it, so it never grows within major 1 (MCC_PERMIT_INIT sets struct_size
  * to MCC_PERMIT_V1_SIZE; try_acquire rejects a smaller one with -EINVAL). */
 #define MCC_POLICY_V1_0_SIZE 200u     /* struct mcc_policy_v1 (module descriptor) */
+#define MCC_POLICY_V1_2_SIZE 208u     /* v1.2: config_check */
 #define MCC_HOST_V1_0_SIZE 64u        /* struct mcc_host_v1 */
 #define MCC_CONFIG_V1_0_SIZE 112u     /* struct mcc_config_v1 */
 #define MCC_INIT_OUT_V1_0_SIZE 24u    /* struct mcc_init_out_v1 */
@@ -815,10 +841,12 @@ MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, init) == 40, "v1 layout");
 MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, try_acquire) == 112, "v1 layout");
 MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, tick) == 160, "v1 layout");
 MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, dump) == 192, "v1 layout");
-/* sizeof() equals the V1_0 size until a minor appends a member; then the
- * assert names the last v1.0 member instead, as the descriptor's does. */
+/* Each minor's size ends at the last member it introduced (never sizeof(),
+ * which grows with the next minor). */
 MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, dump) + sizeof(void (*)(void)) ==
                       MCC_POLICY_V1_0_SIZE, "v1.0 size");
+MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, config_check) + sizeof(void (*)(void)) ==
+                      MCC_POLICY_V1_2_SIZE, "v1.2 config_check");
 MCC_STATIC_ASSERT(sizeof(struct mcc_permit_v1) == MCC_PERMIT_V1_SIZE, "permit size");
 MCC_STATIC_ASSERT(offsetof(struct mcc_permit_v1, bytes) == 24, "permit layout");
 MCC_STATIC_ASSERT(offsetof(struct mcc_permit_v1, task) == 40, "permit layout");

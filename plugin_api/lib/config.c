@@ -61,11 +61,20 @@
 #ifndef MCC_PKGLIBDIR
 #error "MCC_PKGLIBDIR must be defined (Makefile.am AM_CPPFLAGS)"
 #endif
+#ifndef MCC_SYSCONFDIR
+#error "MCC_SYSCONFDIR must be defined (Makefile.am AM_CPPFLAGS)"
+#endif
 
 extern char **environ;
 
 #define ENV_PREFIX "MC_ADAPTIVE_CC_"
 #define ENV_CONFIG ENV_PREFIX "CONFIG"
+#define ENV_LOG_LEVEL ENV_PREFIX "LOG_LEVEL"
+/* The configuration file read when neither the engine nor
+ * MC_ADAPTIVE_CC_CONFIG names one (the installed sample, conf/mcc.ini). */
+#define DEFAULT_INI MCC_SYSCONFDIR "/mcc/mcc.ini"
+/* MC_ADAPTIVE_CC_CONFIG=none: no file at all, not even the default one. */
+#define CONFIG_NONE "none"
 
 /* ------------------------------------------------------------ key table */
 
@@ -307,6 +316,7 @@ struct load_ctx {
 	int cur;       /* enum line_kind of that line */
 	int have_prev; /* inih's prev_name: a key was seen since the last header */
 	int stop;      /* an error was recorded: read no further */
+	int nkeys;     /* `key = value` lines seen */
 	int rc;
 	struct mcc_config *cfg;
 	struct mcc_modkeys *mk;
@@ -526,6 +536,27 @@ static int section_id(const char *s)
 	return -1;
 }
 
+/* A [module.<name>] header: remember where the section starts, so a
+ * section no module answers to is reported at its line. */
+static void module_section(struct load_ctx *lc, const char *module, const char *label)
+{
+	struct mcc_modkeys *mk = lc->mk;
+
+	for (unsigned i = 0; i < mk->nsec; i++)
+		if (strcmp(mk->sec[i].module, module) == 0)
+			return; /* a repeated section: its first header is its place */
+	if (mk->nsec >= MCC_MODSECS_MAX) {
+		report(lc, ORG_FILE, lc->line, label, -EINVAL,
+		       "too many [module.*] sections (at most %d)", MCC_MODSECS_MAX);
+		return;
+	}
+	/* mcc__name_valid(): at most MCC_NAME_MAX characters */
+	snprintf(mk->sec[mk->nsec].module, sizeof(mk->sec[mk->nsec].module), "%.*s", MCC_NAME_MAX,
+	         module);
+	mk->sec[mk->nsec].line = lc->line;
+	mk->nsec++;
+}
+
 /*
  * Classify a physical line exactly as inih r55 will (its default options:
  * BOM allowed, ';'/'#' comments, inline ';' comments, multi-line values), so
@@ -570,6 +601,8 @@ static void classify_line(struct load_ctx *lc, const char *buf)
 				       "invalid module section: the name must match [a-z0-9_-], at "
 				       "most %d characters",
 				       MCC_NAME_MAX);
+			else
+				module_section(lc, name + 7, snip(p, q, sizeof(q), 40));
 		} else if (section_id(name) < 0) {
 			report(lc, ORG_FILE, lc->line, snip(p, q, sizeof(q), 40), -EINVAL,
 			       "unknown section (expected [policy], [controller], [engine] or "
@@ -584,6 +617,7 @@ static void classify_line(struct load_ctx *lc, const char *buf)
 		}
 		lc->cur = LINE_KEY;
 		lc->have_prev = 1;
+		lc->nkeys++;
 	}
 }
 
@@ -813,7 +847,16 @@ static int env_is_path(unsigned k)
 
 static void parse_env(struct load_ctx *lc)
 {
-	char reason[MCC_MSG_MAX / 2];
+	char reason[MCC_MSG_MAX / 2], q[48];
+	const char *level = getenv(ENV_LOG_LEVEL);
+
+	/* Read by the default logger (loader.c), checked here with the rest. */
+	if (level && mcc__log_level_parse(level) < 0) {
+		report(lc, ORG_ENV, 0, ENV_LOG_LEVEL, -EINVAL,
+		       "invalid value '%s': expected error, warn, info or debug",
+		       snip(level, q, sizeof(q), 40));
+		return;
+	}
 
 	for (unsigned k = 0; k < K_COUNT_ && !lc->stop; k++) {
 		const char *v =
@@ -830,42 +873,96 @@ static void parse_env(struct load_ctx *lc)
 	}
 }
 
-/* Unknown MC_ADAPTIVE_CC_* variables: most likely typos. A warning, not an
- * error: other components may own names in this prefix. */
-static void env_unknown(char *warn, size_t warnlen)
+/* Edit distance of a[0..n) and b, capped: a misspelt variable is near one
+ * known name (a letter dropped, doubled or swapped). */
+static unsigned distance(const char *a, size_t n, const char *b)
 {
-	size_t used = 0;
-	int count = 0;
+	unsigned row[64], prev, tmp;
+	size_t m = strlen(b);
+
+	if (n >= 64 || m >= 64)
+		return 99;
+	for (size_t j = 0; j <= m; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= n; i++) {
+		prev = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= m; j++) {
+			unsigned best = prev + (a[i - 1] != b[j - 1]);
+
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			tmp = row[j];
+			row[j] = best;
+			prev = tmp;
+		}
+	}
+	return row[m];
+}
+
+/* Append one line to a warning buffer (lines separated by '\n'). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void
+warn_add(char *warn, size_t warnlen, const char *fmt, ...)
+{
+	size_t used;
+	va_list ap;
 
 	if (!warn || warnlen == 0)
 		return;
-	warn[0] = '\0';
+	used = strnlen(warn, warnlen);
+	if (used && used + 1 < warnlen)
+		warn[used++] = '\n';
+	if (used + 1 >= warnlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(warn + used, warnlen - used, fmt, ap);
+	va_end(ap);
+}
+
+/* Unknown MC_ADAPTIVE_CC_* variables: most likely typos. A warning, not an
+ * error: other components may own names in this prefix. One line per
+ * variable, naming the known variable it is closest to. */
+static void env_unknown(char *warn, size_t warnlen)
+{
+	static const char *const extra[] = { ENV_CONFIG, ENV_LOG_LEVEL };
+
 	for (char **e = environ; e && *e; e++) {
-		const char *eq = strchr(*e, '=');
+		const char *eq = strchr(*e, '='), *near = NULL;
 		size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
+		/* suggest a name 1 edit away, 2 for a suffix of 6 or more (a
+		 * short one would be near too many) */
+		unsigned best = n >= sizeof(ENV_PREFIX) - 1 + 6 ? 3 : 2;
 		int known = 0;
 
 		if (strncmp(*e, ENV_PREFIX, sizeof(ENV_PREFIX) - 1) != 0)
 			continue;
-		if (n == sizeof(ENV_CONFIG) - 1 && strncmp(*e, ENV_CONFIG, n) == 0)
-			known = 1;
-		for (unsigned k = 0; k < K_COUNT_ && !known; k++)
-			known = strlen(keys[k].env) == n && strncmp(*e, keys[k].env, n) == 0;
+		for (unsigned i = 0; i < K_COUNT_ + 2 && !known; i++) {
+			const char *name = i < K_COUNT_ ? keys[i].env : extra[i - K_COUNT_];
+			unsigned d;
+
+			known = strlen(name) == n && strncmp(*e, name, n) == 0;
+			d = known ? 0 : distance(*e, n, name);
+			if (d < best) {
+				best = d;
+				near = name;
+			}
+		}
 		if (known)
 			continue;
-		if (used < warnlen) {
-			int w = snprintf(warn + used, warnlen - used, "%s%.*s", count ? ", " : "",
-			                 (int)n, *e);
-			used += w > 0 ? (size_t)w : 0;
-		}
-		count++;
+		if (near)
+			warn_add(warn, warnlen, "%.*s: unknown variable, ignored (did you mean %s?)",
+			         (int)(n < 200 ? n : 200), *e, near);
+		else
+			warn_add(warn, warnlen,
+			         "%.*s: unknown variable, ignored (known: %s, %s and %s<KEY> for "
+			         "every key of [policy], [controller], [engine])",
+			         (int)(n < 200 ? n : 200), *e, ENV_CONFIG, ENV_LOG_LEVEL, ENV_PREFIX);
 	}
-	if (count && used < warnlen)
-		snprintf(warn + used, warnlen - used,
-		         ": unknown %s, ignored (known: %s and %s<KEY> "
-		         "for every key of [policy], [controller], "
-		         "[engine])",
-		         count > 1 ? "variables" : "variable", ENV_CONFIG, ENV_PREFIX);
 }
 
 /* ----------------------------------------------------------- validation */
@@ -1038,15 +1135,32 @@ static int config_load(const char *ini_path, int ignore_env, struct mcc_config *
 	lc.errlen = errlen;
 
 	if (!ini_path && !ignore_env) {
+		/* The engine named no file: $MC_ADAPTIVE_CC_CONFIG ("none": no
+		 * file), else the installed one when it exists. */
+		struct stat st;
+
 		ini_path = mcc__secure_getenv(ENV_CONFIG);
 		from_env = ini_path != NULL;
+		if (ini_path && strcmp(ini_path, CONFIG_NONE) == 0) {
+			ini_path = NULL;
+		} else if (!ini_path && (stat(DEFAULT_INI, &st) == 0 || errno != ENOENT)) {
+			ini_path = DEFAULT_INI;
+			from_env = 2;
+		}
 	}
 	if (ex) {
 		snprintf(ex->file, sizeof(ex->file), "%s", ini_path ? ini_path : "");
-		ex->file_from_env = from_env;
+		ex->file_from_env = ini_path ? from_env : 0;
 	}
-	if (ini_path)
-		parse_file(&lc, ini_path, from_env);
+	if (ini_path) {
+		snprintf(mk->file, sizeof(mk->file), "%s", ini_path);
+		parse_file(&lc, ini_path, from_env == 1);
+		if (!lc.stop && lc.nkeys == 0)
+			warn_add(warn, warnlen,
+			         "%s: no setting in the file (empty: every value is the default or "
+			         "from the environment)",
+			         ini_path);
+	}
 	if (!ignore_env && !lc.stop) {
 		parse_env(&lc);
 		env_unknown(warn, warnlen);

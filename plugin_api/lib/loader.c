@@ -70,6 +70,7 @@ struct mcc_instance {
 	int is_fallback;
 	void *dl;                        /* dlopen handle, NULL for the built-in */
 	struct mcc_policy_v1 table;      /* normalised copy: every slot non-NULL */
+	const struct mcc_policy_v1 *desc; /* the module's own descriptor (loaded file) */
 	struct mcc_host_v1 host;         /* handed to init(), valid until fini() */
 	struct mcc_config cfg;           /* merged configuration; cfg.policy to init() */
 	struct mcc_init_out_v1 init_out; /* the module's subscriptions */
@@ -121,29 +122,41 @@ static uint64_t default_now_ns(void *arg)
 	return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
 }
 
+int mcc__log_level_parse(const char *s)
+{
+	static const char *const names[] = { "error", "warn", "info", "debug" };
+
+	for (int i = 0; s && i < 4; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	return -1;
+}
+
 /* The default logger: "mcc: <level>: <message>" on stderr, one write per
- * message, DEBUG dropped. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void
-default_log(void *arg, int level, const char *fmt, ...)
+ * message, levels above MC_ADAPTIVE_CC_LOG_LEVEL (default warn) dropped. The
+ * variable is read at each message: logging is never on a hot path, and a
+ * value the configuration refused reads as the default. */
+void mcc__log_stderr(void *arg, int level, const char *fmt, ...)
 {
 	static const char *const names[] = { "error", "warning", "info", "debug" };
 	char line[MCC_MSG_MAX + 64];
+	int max = mcc__log_level_parse(getenv("MC_ADAPTIVE_CC_LOG_LEVEL"));
 	va_list ap;
 	int n;
 
 	(void)arg;
-	if (level > MCC_LOG_INFO)
+	if (level > (max < 0 ? MCC_LOG_LEVEL_DEFAULT : max))
 		return;
-	n = snprintf(line, sizeof(line), "mcc: %s: ", level >= 0 ? names[level] : "error");
+	n = snprintf(line, sizeof(line), "mcc: %s: ",
+	             level >= 0 && level <= MCC_LOG_DEBUG ? names[level] : "error");
 	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
 	va_end(ap);
 	strcat(line, "\n");
 	fputs(line, stderr);
 }
+
+#define default_log mcc__log_stderr
 
 static const char *module_get_inst(const struct mcc_config_v1 *cfg, const char *key)
 {
@@ -224,10 +237,15 @@ static void normalise(struct mcc_policy_v1 *t, const struct mcc_policy_v1 *desc)
 	FILL(domain_stats);
 	FILL(dump);
 #undef FILL
+	/* v1.2: without config_check the host does not validate the module's
+	 * section (the null policy's would refuse every key). */
+	if (!t->config_check)
+		t->config_check = mcc__config_check_unvalidated;
 }
-/* A member appended to struct mcc_policy_v1 needs its FILL() line above. */
-_Static_assert(sizeof(struct mcc_policy_v1) == offsetof(struct mcc_policy_v1, dump) +
-                                                       sizeof(((struct mcc_policy_v1 *)0)->dump),
+/* A member appended to struct mcc_policy_v1 needs its line in normalise(). */
+_Static_assert(sizeof(struct mcc_policy_v1) ==
+                       offsetof(struct mcc_policy_v1, config_check) +
+                               sizeof(((struct mcc_policy_v1 *)0)->config_check),
                "normalise() must fill every callback of struct mcc_policy_v1");
 
 /* Copy a module-supplied string for a message (it may be anything). */
@@ -448,6 +466,7 @@ static int load_file(struct mcc_instance *inst, const char *want, char *why, siz
 		goto out;
 	normalise(&inst->table, desc);
 	inst->ops = &inst->table;
+	inst->desc = desc;
 	snprintf(inst->name, sizeof(inst->name), "%s", desc->name);
 out:
 	if (fd >= 0)
@@ -511,6 +530,169 @@ static int resolve(struct mcc_instance *inst, const struct mcc_loader_opts *o, c
 		return -e;
 	}
 	return 0;
+}
+
+/* ------------------------------------------------- module sections */
+
+typedef int (*config_check_fn)(const char *, const char *, char *, size_t);
+
+/* A module's reason, made printable: one line, no control characters. */
+static void tidy(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = (*s == '\n' || *s == '\r') ? ' ' : '?';
+}
+
+/* Every key of [module.<module>] through the module's config_check, in file
+ * order. 0, or -EINVAL with "file:line: key: reason" for the first key it
+ * refuses. */
+static int check_module_keys(const struct mcc_modkeys *mk, const char *module,
+                             config_check_fn check, char *msg, size_t len)
+{
+	for (unsigned i = 0; i < mk->count; i++) {
+		const struct mcc_modkey *e = &mk->e[i];
+		char why[512];
+		int rc;
+
+		if (strcmp(e->module, module) != 0)
+			continue;
+		why[0] = '\0';
+		rc = check(e->key, e->value, why, sizeof(why));
+		if (rc == 0)
+			continue;
+		why[sizeof(why) - 1] = '\0';
+		tidy(why);
+		if (rc == -ENOENT)
+			msgf(msg, len, "%s:%d: %s: unknown key in [module.%s]%s%s%s", mk->file,
+			     e->line, e->key, module, why[0] ? " (" : "", why, why[0] ? ")" : "");
+		else if (rc == -EINVAL && why[0])
+			msgf(msg, len, "%s:%d: %s: %s", mk->file, e->line, e->key, why);
+		else if (rc == -EINVAL)
+			msgf(msg, len, "%s:%d: %s: value refused by module '%s'", mk->file, e->line,
+			     e->key, module);
+		else
+			msgf(msg, len, "%s:%d: %s: config_check of module '%s' failed (%d)%s%s",
+			     mk->file, e->line, e->key, module, rc, why[0] ? ": " : "", why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The config_check of a descriptor as the module wrote it (NULL: absent,
+ * a v1.0/v1.1 module, or left NULL). */
+static config_check_fn own_config_check(const struct mcc_policy_v1 *d)
+{
+	return MCC_HAS_MEMBER(struct mcc_policy_v1, d->struct_size, config_check)
+	               ? d->config_check
+	               : NULL;
+}
+
+int mcc_config_check_modules(const char *ini_path, int ignore_env, const char *module_dir,
+                             char *errbuf, size_t errlen, char *warn, size_t warnlen)
+{
+	struct mcc_instance *probe = NULL, *conf = NULL;
+	struct mcc_loader_opts o;
+	struct mcc_modkeys *mk = NULL;
+	char msg[MCC_MSG_MAX], why[MCC_MSG_MAX], label[PATH_MAX + 64], path[PATH_MAX];
+	const char *want;
+	int rc;
+
+	if (errbuf && errlen)
+		errbuf[0] = '\0';
+	if (warn && warnlen)
+		warn[0] = '\0';
+	msg[0] = '\0';
+	if (module_dir && module_dir[0] != '/') {
+		msgf(msg, sizeof(msg), "module directory '%s' is not an absolute path", module_dir);
+		rc = -EINVAL;
+		goto out;
+	}
+	probe = calloc(1, sizeof(*probe));
+	conf = calloc(1, sizeof(*conf));
+	mk = calloc(1, sizeof(*mk));
+	if (!probe || !conf || !mk) {
+		msgf(msg, sizeof(msg), "mcc_config_check_modules: out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = mcc__config_load(ini_path, ignore_env, &conf->cfg, mk, msg, sizeof(msg), NULL, 0);
+	if (rc)
+		goto out;
+	memset(&o, 0, sizeof(o));
+	o.module_dir = module_dir;
+	if (!module_dir)
+		module_dir = conf->cfg.module_dir;
+
+	/* The module the configuration selects answers for its own name (an
+	 * absolute `module =` path included); if it cannot be loaded, the
+	 * loader says why when it is acquired. */
+	if (resolve(conf, &o, &want, label, sizeof(label), why, sizeof(why)) == 0) {
+		if (strcmp(conf->ident, BUILTIN_IDENT) == 0) {
+			conf->ops = &mcc__null_builtin_v1;
+			snprintf(conf->name, sizeof(conf->name), "%s", mcc__null_builtin_v1.name);
+		} else if (load_file(conf, want, why, sizeof(why)) != 0) {
+			conf->ops = NULL;
+		}
+	}
+
+	for (unsigned s = 0; s < mk->nsec && rc == 0; s++) {
+		const struct mcc_modsec *sec = &mk->sec[s];
+		const struct mcc_policy_v1 *d;
+		config_check_fn check;
+		struct stat st;
+		int n;
+
+		if (conf->ops && strcmp(conf->name, sec->module) == 0) {
+			d = conf->ops == &conf->table ? conf->desc : conf->ops;
+		} else {
+			n = snprintf(path, sizeof(path), "%s/mcc-policy-%s.so", module_dir,
+			             sec->module);
+			if (strcmp(sec->module, mcc__null_builtin_v1.name) == 0 &&
+			    (size_t)n < sizeof(path) && stat(path, &st) != 0) {
+				d = &mcc__null_builtin_v1; /* no file: the built-in's rule */
+			} else if ((size_t)n >= sizeof(path) || !realpath(path, probe->ident)) {
+				msgf(msg, sizeof(msg),
+				     "%s:%d: [module.%s]: no module '%s' (%s: %s): a misspelt "
+				     "section name?",
+				     mk->file, sec->line, sec->module, sec->module, path,
+				     (size_t)n >= sizeof(path) ? "path too long" : "not found");
+				rc = -ENOENT;
+				break;
+			} else if (load_file(probe, sec->module, why, sizeof(why)) != 0) {
+				msgf(msg, sizeof(msg), "%s:%d: [module.%s]: module '%s': %s", mk->file,
+				     sec->line, sec->module, sec->module, why);
+				rc = -EINVAL;
+				break;
+			} else {
+				d = probe->desc;
+			}
+		}
+		check = own_config_check(d);
+		if (check)
+			rc = check_module_keys(mk, sec->module, check, msg, sizeof(msg));
+		else if (warn && warnlen)
+			snprintf(warn + strnlen(warn, warnlen), warnlen - strnlen(warn, warnlen),
+			         "%s%s:%d: [module.%s]: not validated: module '%s' has ABI %u.%u "
+			         "(config_check came with 1.2)",
+			         warn[0] ? "\n" : "", mk->file, sec->line, sec->module, sec->module,
+			         MCC_ABI_MAJOR(d->abi_version), MCC_ABI_MINOR(d->abi_version));
+		if (probe->dl) {
+			dlclose(probe->dl);
+			probe->dl = NULL;
+		}
+	}
+out:
+	if (conf && conf->dl)
+		dlclose(conf->dl);
+	if (probe && probe->dl)
+		dlclose(probe->dl);
+	free(mk);
+	free(conf);
+	free(probe);
+	if (rc && errbuf && errlen)
+		snprintf(errbuf, errlen, "%s", msg);
+	return rc;
 }
 
 /* ------------------------------------------------------------- acquire */
@@ -604,8 +786,10 @@ int mcc_instance_acquire(const struct mcc_loader_opts *opts, mcc_instance **out)
 	/* 1. Configuration: defaults < ini < environment, validated. */
 	rc = mcc__config_load(o.ini_path, o.ignore_env, &inst->cfg, inst->mk, msg, sizeof(msg),
 	                      warn, sizeof(warn));
-	if (warn[0])
-		log_fn(larg, MCC_LOG_WARN, "%s", warn);
+	for (char *w = warn, *nl; w && *w; w = nl ? nl + 1 : NULL) {
+		nl = strchr(w, '\n');
+		log_fn(larg, MCC_LOG_WARN, "%.*s", (int)(nl ? nl - w : (long)strlen(w)), w);
+	}
 	if (rc)
 		goto fail;
 
@@ -696,7 +880,12 @@ int mcc_instance_acquire(const struct mcc_loader_opts *opts, mcc_instance **out)
 		goto fail;
 	}
 
-	/* 5. Host table, configuration view, init(). */
+	/* 5. The module's own section, checked by the module (v1.2). */
+	rc = check_module_keys(inst->mk, inst->name, inst->ops->config_check, msg, sizeof(msg));
+	if (rc)
+		goto fail;
+
+	/* 6. Host table, configuration view, init(). */
 	fill_host(inst, &o);
 	inst->cfg.policy.module_get = module_get_inst;
 	inst->cfg.policy.module_arg = inst;

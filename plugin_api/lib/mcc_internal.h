@@ -44,14 +44,41 @@ struct mcc_modkey {
 	int line;
 };
 
+/* A [module.<name>] section header: where a misspelt name is reported. */
+struct mcc_modsec {
+	char module[MCC_NAME_MAX + 1];
+	int line; /* of its first header */
+};
+#define MCC_MODSECS_MAX 16 /* distinct [module.*] sections in a file */
+
 struct mcc_modkeys {
 	unsigned count;
 	struct mcc_modkey e[MCC_MODKEYS_MAX];
+	unsigned nsec;
+	struct mcc_modsec sec[MCC_MODSECS_MAX];
+	char file[4096]; /* the ini file the keys come from ("" when none) */
 };
 
 /* The built-in null policy (null_builtin.c): mode = off, the fallback, and
  * the filler of every callback a module leaves NULL. */
 MCC_HIDDEN extern const struct mcc_policy_v1 mcc__null_builtin_v1;
+/* The filler of an absent config_check (v1.0/v1.1 modules): accepts every
+ * key, the module's section is not validated. */
+MCC_HIDDEN int mcc__config_check_unvalidated(const char *key, const char *value, char *why,
+                                             size_t len);
+
+/* The default logger (no opts->log): "mcc: <level>: <message>" on stderr, one
+ * write per message, at most the level MC_ADAPTIVE_CC_LOG_LEVEL names
+ * (default warn). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+MCC_HIDDEN void mcc__log_stderr(void *arg, int level, const char *fmt, ...);
+
+/* enum mcc_log_level of a MC_ADAPTIVE_CC_LOG_LEVEL value, or -1 when it is
+ * not one of error, warn, info, debug. */
+MCC_HIDDEN int mcc__log_level_parse(const char *s);
+#define MCC_LOG_LEVEL_DEFAULT MCC_LOG_WARN
 
 /* 1 when `s` is a valid short name / descriptor name ([a-z0-9_-]{1,32}). */
 MCC_HIDDEN int mcc__name_valid(const char *s);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * names.c - mcc_strerror() and the enum name helpers. Every function returns
- * a static string (thread-safe, never NULL); a value outside the enum gives
- * "invalid". State and reason names are spelled as in the RFC.
+ * names.c - mcc_version(), mcc_strerror() and the enum name helpers. Every
+ * function returns a static string (thread-safe, never NULL); a value
+ * outside the enum gives "invalid". State and reason names are spelled as in the RFC.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -11,6 +11,15 @@
 #include "names_table.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+#ifndef PACKAGE_VERSION
+#error "PACKAGE_VERSION must be defined (configure)"
+#endif
+
+const char *mcc_version(void)
+{
+	return PACKAGE_VERSION;
+}
 
 const char *mcc_strerror(int err)
 {

@@ -14,7 +14,8 @@
  *   - task_query answers UNKNOWN with nothing observed (RFC: "controller-off
  *     mode ... return[s] UNKNOWN");
  *   - domain_stats reports an all-zero HEALTHY domain;
- *   - dump has no recorder: -EOPNOTSUPP.
+ *   - dump has no recorder: -EOPNOTSUPP;
+ *   - config_check refuses every key: [module.null] takes none.
  *
  * Where it is used (plugin_api/lib/loader.c): the hidden descriptor
  * `mcc__null_builtin_v1` runs for mode = off, is handed out when loading
@@ -29,6 +30,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "mcc_internal.h"
@@ -304,6 +306,28 @@ static int null_dump(void *ctx, int fd)
 /* ----------------------------------------------------------- descriptor */
 
 /* Hidden (mcc_internal.h): it must never shadow a loaded module's symbol. */
+/* v1.2: the null policy takes no [module.null] key. */
+static int null_config_check(const char *key, const char *value, char *why, size_t len)
+{
+	(void)key;
+	(void)value;
+	if (why && len)
+		snprintf(why, len, "the null module takes no keys");
+	return -ENOENT;
+}
+
+/* The filler of an absent config_check (a module built against v1.0 or
+ * v1.1): such a module's keys are not validated by the host, every key is
+ * handed to its init() as before. */
+int mcc__config_check_unvalidated(const char *key, const char *value, char *why, size_t len)
+{
+	(void)key;
+	(void)value;
+	(void)why;
+	(void)len;
+	return 0;
+}
+
 const struct mcc_policy_v1 mcc__null_builtin_v1 = {
 	.abi_version = MCC_POLICY_ABI_V1,
 	.struct_size = sizeof(struct mcc_policy_v1),
@@ -331,4 +355,5 @@ const struct mcc_policy_v1 mcc__null_builtin_v1 = {
 	.batch_free = null_batch_free,
 	.domain_stats = null_domain_stats,
 	.dump = null_dump,
+	.config_check = null_config_check,
 };

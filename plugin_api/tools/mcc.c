@@ -2,14 +2,18 @@
 /*
  * mcc.c - the operator command, installed with libmcc (man page: mcc(1)).
  *
- *   mcc check [INI]     validate INI (else $MC_ADAPTIVE_CC_CONFIG, else
- *                       none) plus the MC_ADAPTIVE_CC_* environment, then
- *                       load the module it selects, as an engine would;
- *                       print the effective configuration with the origin
- *                       of every value.
+ *   mcc check [INI]     validate INI (else the file an engine reads:
+ *                       $MC_ADAPTIVE_CC_CONFIG, else the installed
+ *                       mcc.ini) plus the MC_ADAPTIVE_CC_* environment,
+ *                       have every [module.*] section checked by its
+ *                       module, then load the module it selects, as an
+ *                       engine would; print the effective configuration
+ *                       with the origin of every value.
  *   mcc modules [DIR]   list the modules in DIR (else the module directory
  *                       the configuration resolves to) and whether the
  *                       loader accepts each, with its reason if not.
+ *   mcc version         the versions of the command, of the libmcc it runs
+ *                       with and of the policy ABI that libmcc implements.
  *
  * Only the public API of mcc_loader.h is used: the configuration comes from
  * mcc_config_explain() (the parser and validation of mcc_instance_acquire())
@@ -17,19 +21,26 @@
  * command can never accept what an engine refuses, or the reverse.
  *
  * Exit status: 0 valid / every module accepted; 1 invalid configuration,
- * a module refused; 2 usage or system error.
+ * a warning an engine would log (an unknown MC_ADAPTIVE_CC_* variable, a
+ * file with no setting), a module refused; 2 usage or system error.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "mcc_loader.h"
+
+#ifndef MCC_SYSCONFDIR
+#error "MCC_SYSCONFDIR must be defined (Makefile.am AM_CPPFLAGS)"
+#endif
 
 #define EXIT_INVALID 1
 #define EXIT_USAGE 2
@@ -40,6 +51,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: mcc check [INI]\n"
 	      "       mcc modules [DIR]\n"
+	      "       mcc version\n"
 	      "       mcc --help | --version\n"
 	      "See mcc(1), mcc.ini(5) and mcc_policy_v1(7).\n",
 	      f);
@@ -51,6 +63,19 @@ static void quiet_log(void *arg, int level, const char *fmt, ...)
 	(void)arg;
 	(void)level;
 	(void)fmt;
+}
+
+/* Print each line of `text` to stderr as "mcc: <tag>: <line>"; the number
+ * of lines. */
+static int print_lines(const char *tag, const char *text)
+{
+	int n = 0;
+
+	for (const char *l = text, *nl; l && *l; l = nl ? nl + 1 : NULL, n++) {
+		nl = strchr(l, '\n');
+		fprintf(stderr, "mcc: %s: %.*s\n", tag, (int)(nl ? nl - l : (long)strlen(l)), l);
+	}
+	return n;
 }
 
 static const char *mode_name(enum mcc_mode m)
@@ -86,18 +111,24 @@ static int cmd_check(const char *ini)
 	struct mcc_loader_opts o;
 	struct mcc_config cfg;
 	mcc_instance *inst;
-	const char *section = "";
-	char err[4096];
-	int rc;
+	const char *section = "", *env = getenv("MC_ADAPTIVE_CC_CONFIG");
+	char err[4096], notes[4096], from[4200];
+	int rc, warnings;
 
 	ex.struct_size = sizeof(ex);
 	rc = mcc_config_explain(ini, 0, &cfg, &ex, err, sizeof(err));
-	if (ex.warning[0])
-		fprintf(stderr, "mcc: warning: %s\n", ex.warning);
+	warnings = print_lines("warning", ex.warning);
 	if (rc != 0) {
 		fprintf(stderr, "%s\n", err);
 		return EXIT_INVALID;
 	}
+	/* Every [module.*] section, by its module (ABI 1.2 config_check). */
+	rc = mcc_config_check_modules(ini, 0, NULL, err, sizeof(err), notes, sizeof(notes));
+	if (rc != 0) {
+		fprintf(stderr, "%s\n", err);
+		return EXIT_INVALID;
+	}
+	print_lines("note", notes);
 
 	/* The configuration is valid: load the module it selects, exactly as an
 	 * engine's constructor does (same configuration, same checks, init()). */
@@ -112,9 +143,22 @@ static int cmd_check(const char *ini)
 		return EXIT_INVALID;
 	}
 
-	printf("; mcc check: valid (%s%s%s)\n", ex.file[0] ? ex.file : "no ini file",
-	       ex.file_from_env ? ", from MC_ADAPTIVE_CC_CONFIG" : "",
-	       ", MC_ADAPTIVE_CC_* environment applied");
+	if (ex.file[0])
+		snprintf(from, sizeof(from), "%s%s", ex.file,
+		         ex.file_from_env == 1   ? ", from MC_ADAPTIVE_CC_CONFIG"
+		         : ex.file_from_env == 2 ? ", the installed default"
+		                                 : "");
+	else if (!ini && env && strcmp(env, "none") == 0)
+		snprintf(from, sizeof(from), "no ini file: MC_ADAPTIVE_CC_CONFIG=none");
+	else
+		snprintf(from, sizeof(from), "no ini file: %s/mcc/mcc.ini does not exist",
+		         MCC_SYSCONFDIR);
+	if (warnings)
+		printf("; mcc check: valid, with %d warning%s on stderr (%s, MC_ADAPTIVE_CC_* "
+		       "environment applied)\n",
+		       warnings, warnings > 1 ? "s" : "", from);
+	else
+		printf("; mcc check: valid (%s, MC_ADAPTIVE_CC_* environment applied)\n", from);
 	printf("; module: %s, mode %s, ABI %u.%u\n", mcc_instance_name(inst),
 	       mode_name(mcc_instance_mode(inst)),
 	       MCC_ABI_MAJOR(mcc_instance_ops(inst)->abi_version),
@@ -127,7 +171,9 @@ static int cmd_check(const char *ini)
 		}
 		print_origin(&ex, &ex.origin[i]);
 	}
-	return 0;
+	/* What an engine only warns about fails the check: a script runs
+	 * `mcc check && restart`. */
+	return warnings ? EXIT_INVALID : 0;
 }
 
 /* -------------------------------------------------------------- modules */
@@ -224,12 +270,15 @@ static int judge(const char *tmpdir, const char *dir, const char *module, struct
 	return 0;
 }
 
+/* Every name an operator may have meant as a module file, in any case
+ * (mcc-policy-<name>.so; an upper-case spelling is listed and refused, not
+ * skipped). */
 static int is_module_file(const struct dirent *d)
 {
 	size_t n = strlen(d->d_name);
 
-	return strncmp(d->d_name, "mcc-policy-", 11) == 0 && n > 14 &&
-	       strcmp(d->d_name + n - 3, ".so") == 0;
+	return strncasecmp(d->d_name, "mcc-policy-", 11) == 0 && n > 14 &&
+	       strcasecmp(d->d_name + n - 3, ".so") == 0;
 }
 
 static int valid_short_name(const char *s, size_t n)
@@ -302,13 +351,26 @@ static int cmd_modules(const char *dir_arg)
 		size_t len = strlen(base) - 3;
 
 		snprintf(label, sizeof(label), "%.*s", (int)(len < 63 ? len : 63), base);
-		/* By short name, as a module_dir search does (the name the file
-		 * declares is checked); a file no short name can reach by path. */
-		if (valid_short_name(base, len))
-			snprintf(module, sizeof(module), "%.*s", (int)len, base);
-		else
-			snprintf(module, sizeof(module), "%s/%s", dir, list[i]->d_name);
 		memset(&v, 0, sizeof(v));
+		/* A name no short name reaches (upper case, a character outside
+		 * [a-z0-9_-], too long): an engine never loads it from the
+		 * directory. Said, not skipped. */
+		if (strncmp(list[i]->d_name, "mcc-policy-", 11) != 0 ||
+		    strcmp(list[i]->d_name + strlen(list[i]->d_name) - 3, ".so") != 0 ||
+		    !valid_short_name(base, len)) {
+			snprintf(v.why, sizeof(v.why),
+			         "%s: no short name loads this file (a module file is "
+			         "mcc-policy-<name>.so, <name> of [a-z0-9_-], at most 32 "
+			         "characters): rename it, or name its absolute path in "
+			         "[policy] module",
+			         list[i]->d_name);
+			refused++;
+			print_verdict(label, &v, "");
+			continue;
+		}
+		/* By short name, as a module_dir search does (the name the file
+		 * declares is checked). */
+		snprintf(module, sizeof(module), "%.*s", (int)len, base);
 		if (judge(tmpdir, dir, module, &v) != 0) {
 			fprintf(stderr, "mcc modules: cannot write %s/probe.ini\n", tmpdir);
 			rc = EXIT_USAGE;
@@ -330,17 +392,26 @@ out:
 	return rc;
 }
 
+/* The command's version, the version of the libmcc it runs with (which
+ * may be another than it was built with), and the policy ABI that libmcc
+ * implements (its built-in null policy declares it). */
+static int cmd_version(void)
+{
+	uint32_t abi = mcc_instance_ops(NULL)->abi_version;
+
+	printf("mcc %s\nlibmcc %s\npolicy ABI %u.%u\n", PACKAGE_VERSION, mcc_version(),
+	       MCC_ABI_MAJOR(abi), MCC_ABI_MINOR(abi));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		usage(stdout);
 		return 0;
 	}
-	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-		printf("mcc %s (policy ABI %u.%u)\n", PACKAGE_VERSION,
-		       MCC_ABI_MAJOR(MCC_POLICY_ABI_V1), MCC_ABI_MINOR(MCC_POLICY_ABI_V1));
-		return 0;
-	}
+	if (argc == 2 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0))
+		return cmd_version();
 	if (argc >= 2 && argc <= 3 && strcmp(argv[1], "check") == 0)
 		return cmd_check(argc == 3 ? argv[2] : NULL);
 	if (argc >= 2 && argc <= 3 && strcmp(argv[1], "modules") == 0)

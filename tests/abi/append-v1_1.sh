@@ -16,8 +16,12 @@ awk '
 	inside && /^\};/ { print "\tvoid (*appended_v1_1)(void); /* test-only v1.1 member */"; inside = 0 }
 	{ print }
 ' "$in/include/mcc_policy_v1.h" >"$out/mcc_policy_v1.h"
+# The member loader.c's size assert names: the last one of this header.
+last=$(sed -n '/_Static_assert(sizeof(struct mcc_policy_v1) ==/,/;$/p' "$in/lib/loader.c" |
+	sed -n 's/.*offsetof(struct mcc_policy_v1, \([a-z_0-9]*\)).*/\1/p' | head -n 1)
+test -n "$last" || { echo "append-v1_1.sh: no size assert in loader.c" >&2; exit 1; }
 sed -e 's/^\tFILL(dump);$/\tFILL(dump);\n\tFILL(appended_v1_1);/' \
-    -e 's/offsetof(struct mcc_policy_v1, dump)/offsetof(struct mcc_policy_v1, appended_v1_1)/' \
-    -e 's/->dump),$/->appended_v1_1),/' "$in/lib/loader.c" >"$out/loader.c"
+    -e "s/offsetof(struct mcc_policy_v1, $last)/offsetof(struct mcc_policy_v1, appended_v1_1)/" \
+    -e "s/->$last),\$/->appended_v1_1),/" "$in/lib/loader.c" >"$out/loader.c"
 grep -q 'appended_v1_1' "$out/mcc_policy_v1.h" && grep -q 'FILL(appended_v1_1)' "$out/loader.c" ||
 	{ echo "append-v1_1.sh: could not append (struct or loader.c changed shape)" >&2; exit 1; }

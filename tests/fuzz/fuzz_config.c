@@ -72,7 +72,7 @@ static void fz_clear_env(void)
 		snprintf(name, sizeof(name), "MC_ADAPTIVE_CC_%s", fz_env_keys[i]);
 		unsetenv(name);
 	}
-	unsetenv("MC_ADAPTIVE_CC_CONFIG");
+	setenv("MC_ADAPTIVE_CC_CONFIG", "none", 1); /* not the machine's own file */
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -27,7 +27,7 @@ static void test_cxx_sees_the_c_abi(void)
 	mcc_config_defaults(&cfg);
 	CU_ASSERT_EQUAL(cfg.policy.mode, static_cast<uint32_t>(MCC_MODE_OFF));
 	CU_ASSERT_EQUAL(sizeof(mcc_policy), sizeof(struct mcc_policy_v1));
-	CU_ASSERT_EQUAL(MCC_POLICY_ABI_CURRENT, MCC_ABI(1, 1));
+	CU_ASSERT_EQUAL(MCC_POLICY_ABI_CURRENT, MCC_ABI(1, 2));
 	CU_ASSERT_STRING_EQUAL(mcc_strerror(-EPROTO), "module ABI mismatch");
 
 	mcc_loader_opts o;

@@ -32,7 +32,8 @@ const char *lt_module_dir(void);
 const char *lt_bad_dir(void);
 /* $MCC_TEST_MODULE_DIR/mcc-policy-null.so. */
 const char *lt_null_so(void);
-/* Unset every MC_ADAPTIVE_CC_* variable. */
+/* Unset every MC_ADAPTIVE_CC_* variable, then set MC_ADAPTIVE_CC_CONFIG=none
+ * (a test never reads the machine's installed configuration). */
 void lt_clear_env(void);
 
 /* A logger that keeps what it is given (thread-safe). */

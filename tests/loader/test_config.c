@@ -516,10 +516,81 @@ static void test_world_writable_file_is_refused(void)
 
 static void test_empty_file_gives_defaults(void)
 {
+	static struct mcc_config_provenance ex;
 	struct mcc_config c;
 
 	CU_ASSERT_EQUAL(load_text("", &c), 0);
 	CU_ASSERT_TRUE(is_defaults(&c));
+	/* ... and the warning an engine logs (`mcc check` fails on it): a file
+	 * with sections and comments but no setting is empty too. */
+	CU_ASSERT_EQUAL_FATAL(lt_write(dir, "empty.ini", "; nothing\n[policy]\n\n", 0644, ini,
+	                               sizeof(ini)),
+	                      0);
+	ex.struct_size = sizeof(ex);
+	CU_ASSERT_EQUAL(mcc_config_explain(ini, 1, &c, &ex, err, sizeof(err)), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(ex.warning, "empty.ini: no setting in the file"));
+	CU_ASSERT_EQUAL_FATAL(lt_write(dir, "one.ini", "[policy]\nmode = off\n", 0644, ini,
+	                               sizeof(ini)),
+	                      0);
+	CU_ASSERT_EQUAL(mcc_config_explain(ini, 1, &c, &ex, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(ex.warning, "");
+}
+
+/* Without a path: MC_ADAPTIVE_CC_CONFIG names the file, "none" none, and
+ * unset the installed default (read when it exists: installcheck.sh). */
+static void test_config_none_reads_no_file(void)
+{
+	static struct mcc_config_provenance ex;
+	struct mcc_config c;
+
+	lt_clear_env(); /* MC_ADAPTIVE_CC_CONFIG=none */
+	ex.struct_size = sizeof(ex);
+	CU_ASSERT_EQUAL(mcc_config_explain(NULL, 0, &c, &ex, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(ex.file, "");
+	CU_ASSERT_EQUAL(ex.file_from_env, 0);
+	CU_ASSERT_STRING_EQUAL(ex.warning, "");
+	CU_ASSERT_EQUAL_FATAL(lt_write(dir, "env.ini", "[controller]\nepoch_us = 9\n", 0644, ini,
+	                               sizeof(ini)),
+	                      0);
+	setenv("MC_ADAPTIVE_CC_CONFIG", ini, 1);
+	CU_ASSERT_EQUAL(mcc_config_explain(NULL, 0, &c, &ex, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(ex.file, ini);
+	CU_ASSERT_EQUAL(ex.file_from_env, 1);
+	CU_ASSERT_EQUAL(c.policy.epoch_us, 9);
+	lt_clear_env();
+}
+
+/* MC_ADAPTIVE_CC_LOG_LEVEL is checked with the rest; a misspelt variable
+ * is a warning naming the variable it is near. */
+static void test_log_level_and_misspelt_variables(void)
+{
+	static struct mcc_config_provenance ex;
+	struct mcc_config c;
+	static const char *const ok[] = { "error", "warn", "info", "debug" };
+
+	ex.struct_size = sizeof(ex);
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		lt_clear_env();
+		setenv("MC_ADAPTIVE_CC_LOG_LEVEL", ok[i], 1);
+		CU_ASSERT_EQUAL(mcc_config_explain(NULL, 0, &c, &ex, err, sizeof(err)), 0);
+		CU_ASSERT_STRING_EQUAL(ex.warning, "");
+	}
+	setenv("MC_ADAPTIVE_CC_LOG_LEVEL", "WARN", 1);
+	CU_ASSERT_EQUAL(mcc_config_load(NULL, 0, &c, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err, "MC_ADAPTIVE_CC_LOG_LEVEL: invalid value 'WARN': expected "
+	                            "error, warn, info or debug");
+	lt_clear_env();
+	setenv("MC_ADAPTIVE_CC_COOLDOWN_MSS", "5", 1);
+	setenv("MC_ADAPTIVE_CC_XYZ", "5", 1);
+	CU_ASSERT_EQUAL(mcc_config_explain(NULL, 0, &c, &ex, err, sizeof(err)), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(ex.warning, "MC_ADAPTIVE_CC_COOLDOWN_MSS: unknown variable, "
+	                                          "ignored (did you mean "
+	                                          "MC_ADAPTIVE_CC_COOLDOWN_MS?)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(ex.warning, "\nMC_ADAPTIVE_CC_XYZ: unknown variable, "
+	                                          "ignored (known: ") ||
+	                       strstr(ex.warning, "MC_ADAPTIVE_CC_XYZ: unknown variable, ignored "
+	                                          "(known: ") == ex.warning);
+	lt_clear_env();
 }
 
 /* -------------------------------------------------------- environment */
@@ -737,6 +808,8 @@ MCC_CU_SUITE(t_init_config_tests, "config", suite_init, suite_clean,
              test_fifo_is_refused_without_blocking,
              test_world_writable_file_is_refused,
              test_empty_file_gives_defaults,
+             test_config_none_reads_no_file,
+             test_log_level_and_misspelt_variables,
              test_rejected_environment_names_the_variable,
              test_env_tent_plugin_with_enforce_is_rejected,
              test_env_overrides_ini_and_ignore_env_does_not,

@@ -661,29 +661,31 @@ static void test_shared_module_with_another_config_is_refused(void)
 
 	lt_log_init(&log);
 	CU_ASSERT_EQUAL_FATAL(acquire_ini(&log, &a,
-	                                  "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n"
-	                                  "[module.null]\nk = 1\n",
+	                                  "[policy]\nmode = enforce\nmodule = aimd\n"
+	                                  "module_dir = %s\n[module.aimd]\ncredit_min_admits = 1\n",
 	                                  moddir),
 	                      0);
 	expect_config_refused(&log, a,
-	                      "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n"
-	                      "[module.null]\nk = 1\n[controller]\nmd_percent = 20\n",
+	                      "[policy]\nmode = enforce\nmodule = aimd\nmodule_dir = %s\n"
+	                      "[module.aimd]\ncredit_min_admits = 1\n"
+	                      "[controller]\nmd_percent = 20\n",
 	                      "[policy]/[controller] settings");
 	expect_config_refused(&log, a,
-	                      "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n"
-	                      "[module.null]\nk = 1\n[engine]\nqos = on\n",
+	                      "[policy]\nmode = enforce\nmodule = aimd\nmodule_dir = %s\n"
+	                      "[module.aimd]\ncredit_min_admits = 1\n[engine]\nqos = on\n",
 	                      "[engine] settings");
 	expect_config_refused(&log, a,
-	                      "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n"
-	                      "[module.null]\nk = 2\n",
+	                      "[policy]\nmode = enforce\nmodule = aimd\nmodule_dir = %s\n"
+	                      "[module.aimd]\ncredit_min_admits = 2\n",
 	                      "[module.*] keys");
 	expect_config_refused(&log, a,
-	                      "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n",
+	                      "[policy]\nmode = enforce\nmodule = aimd\nmodule_dir = %s\n",
 	                      "[module.*] keys");
 	/* the same configuration, spelled differently, is shared */
 	CU_ASSERT_EQUAL(acquire_ini(&log, &b,
-	                            "[module.null]\nk = 1\n[controller]\nmd_percent = 50\n"
-	                            "[policy]\nmodule_dir = %s\nmodule = null\nmode = off\n",
+	                            "[module.aimd]\ncredit_min_admits = 1\n"
+	                            "[controller]\nmd_percent = 50\n"
+	                            "[policy]\nmodule_dir = %s\nmodule = aimd\nmode = enforce\n",
 	                            moddir),
 	                0);
 	CU_ASSERT_PTR_EQUAL(a, b);
@@ -859,6 +861,175 @@ static void test_module_receives_host_table_and_its_own_keys(void)
 
 /* ------------------------------------------------------- environment */
 
+/* ABI 1.2: the module checks its own [module.<name>] keys before init();
+ * a key it refuses leaves the controller off, like a bad [controller]
+ * value. The sections of other modules are not the engine's business. */
+static void test_module_section_is_checked_before_init(void)
+{
+	struct lt_log log;
+	mcc_instance *inst = NULL;
+	char want[LT_PATH + 128];
+	int rc;
+
+	lt_log_init(&log);
+	rc = acquire_ini(&log, &inst,
+	                 "[policy]\nmode = enforce\nmodule_dir = %s\n"
+	                 "[module.aimd]\ncredit_min_admits = 12x\n",
+	                 moddir);
+	snprintf(want, sizeof(want),
+	         "%s:5: credit_min_admits: '12x' is not a decimal integer (digits only, no sign "
+	         "or unit)",
+	         ini);
+	expect_off("bad value", rc, -EINVAL, inst, &log, want);
+	lt_log_fini(&log);
+
+	lt_log_init(&log);
+	rc = acquire_ini(&log, &inst,
+	                 "[policy]\nmode = observe\nmodule_dir = %s\n"
+	                 "[module.observe]\ncredit_min_admits = 8\ncredit = 1\n",
+	                 moddir);
+	snprintf(want, sizeof(want),
+	         "%s:6: credit: unknown key in [module.observe] (keys: credit_min_admits)", ini);
+	expect_off("unknown key", rc, -EINVAL, inst, &log, want);
+	lt_log_fini(&log);
+
+	/* The built-in null policy takes no key either. */
+	lt_log_init(&log);
+	rc = acquire_ini(&log, &inst, "[policy]\nmode = off\n[module.null]\nk = 1\n");
+	expect_off("null key", rc, -EINVAL, inst, &log,
+	           "k: unknown key in [module.null] (the null module takes no keys)");
+	lt_log_fini(&log);
+
+	/* Valid keys load; another module's section (even a wrong one) is left
+	 * to `mcc check`. */
+	lt_log_init(&log);
+	rc = acquire_ini(&log, &inst,
+	                 "[policy]\nmode = enforce\nmodule = delay\nmodule_dir = %s\n"
+	                 "[module.delay]\ncredit_min_admits = 0\n[module.aimd]\nbogus = 1\n",
+	                 moddir);
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_STRING_EQUAL(mcc_instance_name(inst), "delay");
+	CU_ASSERT_EQUAL(log.count[MCC_LOG_ERROR], 0);
+	mcc_instance_release(inst);
+	lt_log_fini(&log);
+
+	/* A module built against v1.0 has no config_check: its keys reach
+	 * init() unvalidated, as before. */
+	lt_log_init(&log);
+	rc = acquire_ini(&log, &inst,
+	                 "[policy]\nmode = off\nmodule = baseline\nmodule_dir = %s\n"
+	                 "[module.baseline]\nanything = goes\n",
+	                 baddir);
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_STRING_EQUAL(mcc_instance_name(inst), "baseline");
+	mcc_instance_release(inst);
+	lt_log_fini(&log);
+	assert_nothing_loaded();
+}
+
+/* mcc_config_check_modules(): every section by its module, as `mcc check`
+ * runs it. */
+static void test_every_module_section_is_checked(void)
+{
+	char err[4096], warn[4096], want[LT_PATH + 256];
+
+	lt_clear_env();
+	CU_ASSERT_EQUAL_FATAL(lt_write(dir, "all.ini",
+	                               "[policy]\nmode = off\n[module.aimd]\ncredit_min_admits = 1\n"
+	                               "[module.observe]\ncredit_min_admits = 2\n"
+	                               "[module.delay]\ncredit_min_admits = 3\n",
+	                               0644, ini, sizeof(ini)),
+	                      0);
+	CU_ASSERT_EQUAL(mcc_config_check_modules(ini, 1, moddir, err, sizeof(err), warn,
+	                                         sizeof(warn)),
+	                0);
+	CU_ASSERT_STRING_EQUAL(err, "");
+	CU_ASSERT_STRING_EQUAL(warn, "");
+
+	CU_ASSERT_EQUAL_FATAL(lt_write(dir, "typo.ini",
+	                               "[policy]\nmode = off\n[module.aimd]\ncredit_min_admits = 1\n"
+	                               "[module.aimb]\ncredit_min_admits = 2\n",
+	                               0644, ini, sizeof(ini)),
+	                      0);
+	CU_ASSERT_EQUAL(mcc_config_check_modules(ini, 1, moddir, err, sizeof(err), NULL, 0),
+	                -ENOENT);
+	snprintf(want, sizeof(want),
+	         "%s:5: [module.aimb]: no module 'aimb' (%s/mcc-policy-aimb.so: not found): a "
+	         "misspelt section name?",
+	         ini, moddir);
+	CU_ASSERT_STRING_EQUAL(err, want);
+
+	/* The module_dir of the configuration, and a module refused by the
+	 * loader for the section's name. */
+	CU_ASSERT_EQUAL_FATAL(lt_write(dir, "dir.ini", "[module.noinit]\nx = 1\n", 0644, ini,
+	                               sizeof(ini)),
+	                      0);
+	CU_ASSERT_EQUAL(mcc_config_check_modules(ini, 1, baddir, err, sizeof(err), NULL, 0),
+	                -EINVAL);
+	snprintf(want, sizeof(want),
+	         "%s:1: [module.noinit]: module 'noinit': descriptor has no init()", ini);
+	CU_ASSERT_STRING_EQUAL(err, want);
+
+	/* Configuration errors come first, and module_dir must be absolute. */
+	CU_ASSERT_EQUAL_FATAL(lt_write(dir, "cfg.ini", "[policy]\nmode = of\n", 0644, ini,
+	                               sizeof(ini)),
+	                      0);
+	CU_ASSERT_EQUAL(mcc_config_check_modules(ini, 1, NULL, err, sizeof(err), NULL, 0), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, ":2: mode: invalid value 'of'"));
+	CU_ASSERT_EQUAL(mcc_config_check_modules(ini, 1, "rel", err, sizeof(err), NULL, 0),
+	                -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err, "module directory 'rel' is not an absolute path");
+	assert_nothing_loaded();
+}
+
+/* The default logger: warn and above unless MC_ADAPTIVE_CC_LOG_LEVEL says
+ * otherwise, one "mcc: <level>: " prefix. */
+static void test_default_logger_level(void)
+{
+	struct mcc_loader_opts o;
+	mcc_instance *inst = NULL;
+	char path[LT_PATH + 32], text[4096];
+	int saved, fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/stderr.txt", dir);
+	for (int pass = 0; pass < 2; pass++) {
+		lt_clear_env();
+		if (pass)
+			setenv("MC_ADAPTIVE_CC_LOG_LEVEL", "info", 1);
+		setenv("MC_ADAPTIVE_CC_EPOCH_MS", "1", 1); /* a warning */
+		fflush(stderr);
+		saved = dup(2);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		CU_ASSERT_FATAL(saved >= 0 && fd >= 0);
+		dup2(fd, 2);
+		close(fd);
+		memset(&o, 0, sizeof(o));
+		o.struct_size = sizeof(o);
+		o.engine = "te";
+		CU_ASSERT_EQUAL(mcc_instance_acquire(&o, &inst), 0);
+		mcc_instance_release(inst);
+		fflush(stderr);
+		dup2(saved, 2);
+		close(saved);
+		fd = open(path, O_RDONLY);
+		n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		text[n > 0 ? n : 0] = '\0';
+		CU_ASSERT_PTR_NOT_NULL(strstr(text, "mcc: warning: MC_ADAPTIVE_CC_EPOCH_MS: unknown "
+		                                    "variable, ignored (did you mean "
+		                                    "MC_ADAPTIVE_CC_EPOCH_US?)\n"));
+		if (pass) {
+			CU_ASSERT_PTR_NOT_NULL(strstr(text, "mcc: info: policy 'null' (mode off)"));
+		} else {
+			CU_ASSERT_PTR_NULL(strstr(text, "mcc: info:"));
+		}
+		CU_ASSERT_PTR_NULL(strstr(text, "mcc: warning: mcc:"));
+	}
+	lt_clear_env();
+}
+
 static void test_environment_module_dir_and_unknown_variables(void)
 {
 	struct lt_log log;
@@ -988,6 +1159,9 @@ MCC_CU_SUITE(t_init_loader_tests, "loader", suite_init, suite_clean,
              test_shared_instance_keeps_the_first_host_table,
              test_concurrent_acquires_share_one_instance,
              test_module_receives_host_table_and_its_own_keys,
+             test_module_section_is_checked_before_init,
+             test_every_module_section_is_checked,
+             test_default_logger_level,
              test_environment_module_dir_and_unknown_variables,
              test_opts_module_dir_overrides_the_config,
              test_acquire_argument_errors)

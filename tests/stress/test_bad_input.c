@@ -706,7 +706,7 @@ static void test_env_config_path_that_is_a_directory_is_refused(void)
 	bi_subdir(dir, sizeof(dir), "envcfg-dir", 0755);
 	setenv("MC_ADAPTIVE_CC_CONFIG", dir, 1);
 	bi_expect_off(&bc, "envcfg-dir");
-	unsetenv("MC_ADAPTIVE_CC_CONFIG");
+	setenv("MC_ADAPTIVE_CC_CONFIG", "none", 1);
 }
 
 /* ---------------------------------------------------------------- suite */
@@ -716,8 +716,9 @@ static int bi_suite_init(void)
 	snprintf(bi_tmp, sizeof(bi_tmp), "/tmp/mcc-bad-input.XXXXXX");
 	if (!mkdtemp(bi_tmp))
 		return -1;
-	/* Never inherit a configuration from the caller's environment. */
-	unsetenv("MC_ADAPTIVE_CC_CONFIG");
+	/* Never inherit a configuration from the caller's environment, nor
+	 * read the machine's installed one. */
+	setenv("MC_ADAPTIVE_CC_CONFIG", "none", 1);
 	unsetenv("MC_ADAPTIVE_CC_MODE");
 	unsetenv("MC_ADAPTIVE_CC_MODULE");
 	unsetenv("MC_ADAPTIVE_CC_MODULE_DIR");

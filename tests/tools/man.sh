@@ -41,7 +41,7 @@ fi
 
 # Every key of the table, from the command's default output:
 # "[section]" lines, then "key = value ; default" or "; key = (unset) ; default".
-env -u MC_ADAPTIVE_CC_CONFIG "$mcc" check > "$scratch/keys" 2> /dev/null ||
+MC_ADAPTIVE_CC_CONFIG=none "$mcc" check > "$scratch/keys" 2> /dev/null ||
 	failed "mcc check with the defaults failed"
 awk '/^\[/ { sec = substr($1, 2, length($1) - 2); next }
      /^; [a-z_]+ = / { print sec, $2, "-"; next }

@@ -6,7 +6,11 @@
 #   (the one an engine logs); a valid configuration prints every key with the
 #   place its value came from (default, file:line, variable).
 #   `mcc modules`: the shipped modules are accepted, the test-only broken
-#   ones refused with the loader's own reason.
+#   ones refused with the loader's own reason, a file no short name loads
+#   (upper case) listed and refused.
+#   A warning an engine would log (an unknown variable, a file with no
+#   setting) fails the check; [module.*] sections are checked by their
+#   modules; `mcc version`.
 . "$MCC_TEST_SRCDIR/tests/loader/toolchain.sh"
 
 mcc=$MCC_TEST_BUILDDIR/plugin_api/tools/mcc
@@ -33,6 +37,30 @@ bad() {
 		failed "row $row: exit $rc, stderr:
   got:  $got
   want: $want"
+	else
+		echo "ok: row $row: $got"
+	fi
+}
+
+# warned ROW 'expected warning' INI [VAR=value ...]: valid, but an engine
+# would log the warning: exit 1, exactly "mcc: warning: <text>" on stderr,
+# the effective configuration on stdout all the same.
+warned() {
+	row=$1 want=$2 ini=$3
+	shift 3
+	if test "x$ini" = x-; then
+		env "$@" "$mcc" check > "$s/out" 2> "$s/err"
+	else
+		env "$@" "$mcc" check "$ini" > "$s/out" 2> "$s/err"
+	fi
+	rc=$?
+	got=$(cat "$s/err")
+	rows=$((rows + 1))
+	if test $rc -ne 1 || test "x$got" != "xmcc: warning: $want" ||
+		! grep -q '^; mcc check: valid, with 1 warning on stderr' "$s/out"; then
+		failed "row $row: exit $rc, stderr:
+  got:  $got
+  want: mcc: warning: $want"
 	else
 		echo "ok: row $row: $got"
 	fi
@@ -138,6 +166,48 @@ bad 20 "module 'aimd': $s/mcc-policy-aimd.so: not found (check [policy] module_d
 mkdir "$s/ww" && cp "$mods/mcc-policy-null.so" "$s/ww/" && chmod 0777 "$s/ww"
 modini null off "$s/ww"
 bad 24 "module 'null': directory $s/ww is writable by others (mode 0777): refusing to load (chmod o-w)" "$s/m-null.ini"
+
+# -- [module.*] sections, checked by their modules (ABI 1.2 config_check):
+# the module the configuration selects and every other module named.
+ini r50b.ini "[policy]\nmode = enforce\nmodule_dir = $mods\n[module.aimd]\ncredit_min_admit = 64\n"
+bad 50b "$s/r50b.ini:5: credit_min_admit: unknown key in [module.aimd] (keys: credit_min_admits)" "$s/r50b.ini"
+ini r50c.ini "[policy]\nmode = enforce\nmodule_dir = $mods\n[module.aimd]\ncredit_min_admits = 64k\n"
+bad 50c "$s/r50c.ini:5: credit_min_admits: '64k' is not a decimal integer (digits only, no sign or unit)" "$s/r50c.ini"
+ini r50c2.ini "[policy]\nmode = enforce\nmodule_dir = $mods\n[module.delay]\ncredit_min_admits = 2000000000\n"
+bad 50c "$s/r50c2.ini:5: credit_min_admits: 2000000000 is out of range 0..1000000000" "$s/r50c2.ini"
+ini r50d.ini "[policy]\nmode = enforce\nmodule_dir = $mods\n[module.aimd]\ncredit_min_admits = 64\n[module.obsreve]\n"
+bad 50d "$s/r50d.ini:6: [module.obsreve]: no module 'obsreve' ($mods/mcc-policy-obsreve.so: not found): a misspelt section name?" "$s/r50d.ini"
+ini r50e.ini "[policy]\nmode = off\n[module.null]\nanything = 1\n"
+bad 50e "$s/r50e.ini:4: anything: unknown key in [module.null] (the null module takes no keys)" "$s/r50e.ini"
+# A module's section is checked even when another module is selected.
+ini r50f.ini "[policy]\nmode = enforce\nmodule_dir = $mods\n[module.observe]\ncredit_min_admits = -1\n"
+bad 50f "$s/r50f.ini:5: credit_min_admits: '-1' is not a decimal integer (digits only, no sign or unit)" "$s/r50f.ini"
+# A module built before ABI 1.2 has no config_check: a note, not a failure.
+ini r50g.ini "[policy]\nmode = off\nmodule = nocap\nmodule_dir = $bad\n[module.nocap]\nwhatever = 1\n"
+if "$mcc" check "$s/r50g.ini" > "$s/out" 2> "$s/err"; then
+	grep -Fqx "mcc: note: $s/r50g.ini:5: [module.nocap]: not validated: module 'nocap' has ABI 1.0 (config_check came with 1.2)" "$s/err" ||
+		failed "row 50g: no note: $(cat "$s/err")"
+	echo "ok: row 50g: $(cat "$s/err")"
+else
+	failed "row 50g: a v1.0 module's section refused: $(cat "$s/err")"
+fi
+# The example files of the modules pass their own module's check.
+for mi in "$MCC_TEST_SRCDIR"/modules/*/*.ini; do
+	MC_ADAPTIVE_CC_MODULE_DIR=$mods "$mcc" check "$mi" > "$s/out" 2> "$s/err" ||
+		failed "mcc check $mi: $(cat "$s/err")"
+done
+
+# -- What an engine only warns about fails the check (row 55b, 61a).
+ini r55b.ini ''
+warned 55b "$s/r55b.ini: no setting in the file (empty: every value is the default or from the environment)" "$s/r55b.ini"
+ini r55c.ini '; only a comment\n[policy]\n'
+warned 55b "$s/r55c.ini: no setting in the file (empty: every value is the default or from the environment)" "$s/r55c.ini"
+warned 61a "MC_ADAPTIVE_CC_EPOCH_MS: unknown variable, ignored (did you mean MC_ADAPTIVE_CC_EPOCH_US?)" - \
+	MC_ADAPTIVE_CC_EPOCH_MS=5
+warned 61a "MC_ADAPTIVE_CC_FOO: unknown variable, ignored (known: MC_ADAPTIVE_CC_CONFIG, MC_ADAPTIVE_CC_LOG_LEVEL and MC_ADAPTIVE_CC_<KEY> for every key of [policy], [controller], [engine])" - \
+	MC_ADAPTIVE_CC_FOO=1
+bad 61b "MC_ADAPTIVE_CC_LOG_LEVEL: invalid value 'verbose': expected error, warn, info or debug" - \
+	MC_ADAPTIVE_CC_LOG_LEVEL=verbose
 test "$rows" -ge 20 || failed "only $rows rows of BAD_INPUTS.md checked"
 echo "ok: $rows bad-input rows"
 
@@ -149,7 +219,7 @@ has() {
 }
 if MC_ADAPTIVE_CC_EPOCH_US=500 MC_ADAPTIVE_CC_AI_BYTES=65536 "$mcc" check "$s/good.ini" \
 	> "$s/out" 2> "$s/err"; then
-	has "; module: observe, mode observe, ABI 1.1"
+	has "; module: observe, mode observe, ABI 1.2"
 	has "mode = observe ; $s/good.ini:2"
 	has "module_dir = $mods ; $s/good.ini:3"
 	has "epoch_us = 500 ; MC_ADAPTIVE_CC_EPOCH_US"
@@ -176,10 +246,21 @@ if MC_ADAPTIVE_CC_CONFIG="$s/good.ini" "$mcc" check > "$s/out" 2> "$s/err"; then
 else
 	failed "mcc check with MC_ADAPTIVE_CC_CONFIG: $(cat "$s/err")"
 fi
-# An unknown variable is a warning (as in an engine), not an error.
-MC_ADAPTIVE_CC_EPOCH_MS=5 "$mcc" check > "$s/out" 2> "$s/err" || failed "unknown variable refused"
-grep -q "^mcc: warning: MC_ADAPTIVE_CC_EPOCH_MS: unknown variable" "$s/err" ||
-	failed "no warning for MC_ADAPTIVE_CC_EPOCH_MS"
+# The file an engine reads without a path: MC_ADAPTIVE_CC_CONFIG=none reads
+# none; unset, the installed default (absent from a build tree).
+MC_ADAPTIVE_CC_CONFIG=none "$mcc" check > "$s/out" 2> "$s/err" || failed "MC_ADAPTIVE_CC_CONFIG=none refused"
+has "; mcc check: valid (no ini file: MC_ADAPTIVE_CC_CONFIG=none, MC_ADAPTIVE_CC_* environment applied)"
+if ! test -e "$SYSCONFDIR/mcc/mcc.ini"; then
+	env -u MC_ADAPTIVE_CC_CONFIG "$mcc" check > "$s/out" 2> "$s/err" || failed "no default file refused"
+	has "; mcc check: valid (no ini file: $SYSCONFDIR/mcc/mcc.ini does not exist, MC_ADAPTIVE_CC_* environment applied)"
+else
+	echo "note: $SYSCONFDIR/mcc/mcc.ini exists on this machine: installcheck.sh checks that it is read"
+fi
+# mcc version: the command, the libmcc it runs with, its policy ABI.
+"$mcc" version > "$s/out" 2>&1 || failed "mcc version: exit $?"
+has "mcc $(sed -n 's/^Version: //p' "$MCC_TEST_BUILDDIR/mcc.pc")"
+has "libmcc $(sed -n 's/^Version: //p' "$MCC_TEST_BUILDDIR/mcc.pc")"
+has "policy ABI 1.2"
 # Usage errors: exit 2.
 "$mcc" chek > /dev/null 2>&1
 test $? -eq 2 || failed "mcc chek: exit status is not 2"
@@ -212,5 +293,15 @@ row "initfail - - no module 'initfail': init() failed: Cannot allocate memory (-
 row "small - - no module 'small': descriptor struct_size 100 is smaller than the v1.0 descriptor (200 bytes)"
 grep -q "^unresolved .* no .*undefined symbol: mcc_test_undefined_function" "$s/out" ||
 	failed "mcc modules: unresolved module not refused by dlopen"
+# A file no short name loads (upper case) is listed and refused, not skipped.
+mkdir "$s/uc" && cp "$mods/mcc-policy-null.so" "$s/uc/" && cp "$mods/mcc-policy-null.so" "$s/uc/MCC-POLICY-AIMD.SO" &&
+	cp "$mods/mcc-policy-null.so" "$s/uc/mcc-policy-Null.so" && chmod 0755 "$s/uc"
+"$mcc" modules "$s/uc" > "$s/out" 2> "$s/err"
+test $? -eq 1 || failed "mcc modules $s/uc: exit status is not 1"
+row "null 1.2 off yes"
+row "Null - - no mcc-policy-Null.so: no short name loads this file (a module file is mcc-policy-<name>.so, <name> of [a-z0-9_-], at most 32 characters): rename it, or name its absolute path in [policy] module"
+tr -s ' ' < "$s/out" | grep -q "^AIMD - - no MCC-POLICY-AIMD.SO: no short name loads this file" ||
+	failed "mcc modules: MCC-POLICY-AIMD.SO not listed as refused"
+
 cat "$s/out"
 exit $fail
