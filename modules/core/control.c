@@ -42,6 +42,7 @@
  *     the probe.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,34 @@ uint32_t mcc_dom_device_id(const struct mcc_dom *d)
 uint64_t mcc_dom_route_id(const struct mcc_dom *d)
 {
 	return d->kind == MCC_DOM_ROUTE ? ((const struct mcc_route *)d)->route_id : 0;
+}
+
+/* A domain as an operator names it: "device mlx5_0", "route mlx5_0 ->
+ * 10.0.0.2:12001@mlx5_1" (the device the route is bound to, the peer the
+ * host described); the host's ids only where it gave no name. */
+const char *mcc_dom_label(const struct mcc_dom *d, char *buf, size_t len)
+{
+	const struct mcc_device *dv = d->kind == MCC_DOM_DEVICE
+	                                      ? (const struct mcc_device *)d
+	                                      : atomic_load_explicit(
+	                                                &((const struct mcc_route *)d)->dev, RLX);
+	char dev[80];
+
+	if (dv && dv->name[0])
+		snprintf(dev, sizeof(dev), "%s", dv->name);
+	else
+		snprintf(dev, sizeof(dev), "#%u", dv ? dv->device_id : 0);
+	if (d->kind == MCC_DOM_DEVICE) {
+		snprintf(buf, len, "device %s", dev);
+	} else {
+		const struct mcc_route *r = (const struct mcc_route *)d;
+
+		if (r->path[0])
+			snprintf(buf, len, "route %s -> %s", dev, r->path);
+		else
+			snprintf(buf, len, "route %s -> #%llu", dev, (unsigned long long)r->route_id);
+	}
+	return buf;
 }
 
 uint64_t mcc_ctl_cooldown_left_ms(const struct mcc_dom *d, uint64_t now)
@@ -193,10 +222,9 @@ void mcc_ctl_quarantine(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 	atomic_exchange_explicit(&d->probe_ok, 0, RLX);
 	atomic_exchange_explicit(&d->probe_fail, 0, RLX);
 	mcc_ctl_set_state(core, d, MCC_PATH_QUARANTINED, now);
-	mcc_log(core, MCC_LOG_WARN,
-	        "mcc: %s %u/%llu quarantined for %llu ms (quarantine #%llu)",
-	        d->kind == MCC_DOM_DEVICE ? "device" : "route", mcc_dom_device_id(d),
-	        (unsigned long long)mcc_dom_route_id(d), (unsigned long long)cs->cooldown_ms,
+	char label[MCC_PATH_NAME_MAX + 96];
+	mcc_log(core, MCC_LOG_WARN, "%s quarantined for %llu ms (quarantine #%llu)",
+	        mcc_dom_label(d, label, sizeof(label)), (unsigned long long)cs->cooldown_ms,
 	        (unsigned long long)cs->quarantines);
 }
 
@@ -278,9 +306,9 @@ static void recover(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 				mcc_ev_route_recovered(core, r->name_idx);
 		}
 	}
-	mcc_log(core, MCC_LOG_INFO, "mcc: %s %u/%llu recovered by probe (min window)",
-	        d->kind == MCC_DOM_DEVICE ? "device" : "route", mcc_dom_device_id(d),
-	        (unsigned long long)mcc_dom_route_id(d));
+	char label[MCC_PATH_NAME_MAX + 96];
+	mcc_log(core, MCC_LOG_INFO, "%s recovered by probe (min window)",
+	        mcc_dom_label(d, label, sizeof(label)));
 }
 
 /* --------------------------------------------------------------- activity */

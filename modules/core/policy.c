@@ -202,7 +202,7 @@ int mcc_core_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 *cf
 		out->want_async_events = 1;
 	*ctx = core;
 	mcc_log(core, MCC_LOG_INFO,
-	        "mcc: %s mode, window [%llu, %llu], drain target %u us, threshold %u, "
+	        "%s mode, window [%llu, %llu], drain target %u us, threshold %u, "
 	        "cooldown %u..%u ms, %u lanes",
 	        mode == MCC_MODE_OBSERVE ? "observe" : "enforce",
 	        (unsigned long long)core->p.min_window, (unsigned long long)core->p.max_window,
@@ -320,7 +320,7 @@ int mcc_core_device_open(void *ctx, const struct mcc_device_desc_v1 *desc, mcc_d
 		dv->software = (desc->flags & MCC_DEVICE_F_SOFTWARE) != 0;
 	if (dv->software)
 		mcc_log(core, MCC_LOG_INFO,
-		        "mcc: device %s is a software transport: its queueing counts only "
+		        "device %s is a software transport: its queueing counts only "
 		        "while its delivery rate has collapsed",
 		        dv->name);
 	pthread_mutex_lock(&core->lock);

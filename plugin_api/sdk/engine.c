@@ -84,19 +84,6 @@ uint64_t mcc_engine_now(const mcc_engine *e)
 	return clock_now(NULL);
 }
 
-__attribute__((format(printf, 3, 4))) static void log_stderr(void *arg, int level,
-                                                             const char *fmt, ...)
-{
-	(void)arg;
-	static const char *const lv[] = {"error", "warning", "info", "debug"};
-	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "mcc: %s: %s\n", level >= 0 && level <= 3 ? lv[level] : "log", buf);
-}
-
 /* ------------------------------------------------------------------ engine */
 
 static struct mcc_engine_hub *hub_get(mcc_engine *e)
@@ -215,7 +202,7 @@ int mcc_engine_open(const struct mcc_engine_opts *opts, mcc_engine **out)
 	lo.clock_arg = NULL;
 	if (!lo.max_lanes)
 		lo.max_lanes = MCC_ENGINE_LANES_MAX;
-	e->log = lo.log ? lo.log : log_stderr;
+	e->log = lo.log ? lo.log : mcc__log_stderr; /* libmcc's, MC_ADAPTIVE_CC_LOG_LEVEL */
 	e->log_arg = lo.log ? lo.log_arg : NULL;
 	uint64_t (*fn)(void *) = o.now_ns ? o.now_ns : clock_monotonic;
 	void *arg = o.now_ns ? o.clock_arg : NULL;

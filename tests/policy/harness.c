@@ -20,6 +20,9 @@ static void th_log(void *arg, int level, const char *fmt, ...)
 	struct th *h = arg;
 	va_list ap;
 	h->logs++;
+	va_start(ap, fmt);
+	vsnprintf(h->last_log, sizeof(h->last_log), fmt, ap);
+	va_end(ap);
 	if (getenv("MCC_TEST_VERBOSE")) {
 		fprintf(stderr, "[log %d] ", level);
 		va_start(ap, fmt);

@@ -42,6 +42,7 @@ struct th {
 	uint64_t lat_ns; /* non-zero: completions carry post/complete stamps this far apart */
 	uint32_t gen;    /* generation used by the traffic helpers (default 1) */
 	unsigned logs;
+	char last_log[512]; /* the module's last log line */
 };
 
 void th_cfg_defaults(struct mcc_config_v1 *cfg);

@@ -279,6 +279,10 @@ static void test_edge_suspect_to_quarantined_at_threshold(void)
 	CU_ASSERT_EQUAL(s.state, MCC_PATH_QUARANTINED);
 	CU_ASSERT_EQUAL(s.quarantines, 1);
 	CU_ASSERT_EQUAL(s.cooldown_ms, 1000);
+	/* The log names the route by its device and peer, once prefixed (by
+	 * the host's logger, not the module). */
+	CU_ASSERT_STRING_EQUAL(f.h->last_log, "route mlx5_t -> 10.0.0.1:12345@mlx5_1 quarantined "
+	                                      "for 1000 ms (quarantine #1)");
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq_simple(f.h, f.r, 4096, &p), MCC_AVOID);
 	CU_ASSERT_EQUAL(p.reason, MCC_REASON_PATH_QUARANTINED);
