@@ -3,9 +3,13 @@
 # installcheck.sh - run by `make installcheck` (and so by `make distcheck`):
 # a program built only against the installed headers and libmcc, found
 # through the installed mcc.pc, loads the installed null module from an ini
-# file and parses the installed sample configuration.
+# file and parses the installed sample configuration; the installed manual
+# pages and configuration name real directories (no make variable left);
+# without DESTDIR, the installed `mcc check` reads the installed
+# configuration when nothing names another, and it passes.
 # Environment (set by the installcheck-mcc-loader rule): CC, SAN_CFLAGS,
-# PKG_CONFIG, DESTDIR, pkgconfigdir, libdir, pkglibdir, sysconfdir.
+# PKG_CONFIG, DESTDIR, pkgconfigdir, libdir, pkglibdir, sysconfdir, bindir,
+# mandir.
 set -u
 : "${PKG_CONFIG:=pkg-config}"
 : "${CC:=cc}"
@@ -75,4 +79,45 @@ $CC ${SAN_CFLAGS:-} $cflags "$scratch/prog.c" -o "$scratch/prog" $libs || {
 	exit 1
 }
 LD_LIBRARY_PATH="${DESTDIR:-}$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-	"$scratch/prog" "$scratch/ini" "${DESTDIR:-}$sysconfdir/mcc/mcc.ini"
+	"$scratch/prog" "$scratch/ini" "${DESTDIR:-}$sysconfdir/mcc/mcc.ini" || exit 1
+
+fail=0
+# Installed text names real directories.
+for f in "${DESTDIR:-}$sysconfdir/mcc/mcc.ini" "${DESTDIR:-}$mandir/man1/mcc.1" \
+	"${DESTDIR:-}$mandir/man5/mcc.ini.5" "${DESTDIR:-}$mandir/man7/mcc_policy_v1.7"; do
+	if ! test -r "$f"; then
+		echo "FAIL: $f is not installed"
+		fail=1
+	elif grep -n '\$(' "$f"; then
+		echo "FAIL: $f: a make variable is left in an installed file"
+		fail=1
+	fi
+done
+grep -Fq "$sysconfdir/mcc/mcc.ini" "${DESTDIR:-}$sysconfdir/mcc/mcc.ini" || {
+	echo "FAIL: the installed mcc.ini does not name its own path $sysconfdir/mcc/mcc.ini"
+	fail=1
+}
+grep -Fq "$sysconfdir/mcc/mcc.ini" "${DESTDIR:-}$mandir/man5/mcc.ini.5" || {
+	echo "FAIL: mcc.ini(5) does not name $sysconfdir/mcc/mcc.ini"
+	fail=1
+}
+
+# The file every engine reads when nothing names another: only where the
+# compiled-in path is the installed file (no DESTDIR).
+if test -z "${DESTDIR:-}"; then
+	if env -u MC_ADAPTIVE_CC_CONFIG LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		"$bindir/mcc" check > "$scratch/out" 2> "$scratch/err"; then
+		head -n 1 "$scratch/out" |
+			grep -Fq "; mcc check: valid ($sysconfdir/mcc/mcc.ini, the installed default," || {
+			echo "FAIL: mcc check did not read $sysconfdir/mcc/mcc.ini by default: $(head -n 1 "$scratch/out")"
+			fail=1
+		}
+	else
+		echo "FAIL: mcc check of the installed configuration: $(cat "$scratch/err")"
+		fail=1
+	fi
+	test $fail = 0 && echo "ok: installed mcc check reads $sysconfdir/mcc/mcc.ini by default"
+else
+	echo "note: DESTDIR set: the default configuration path is not checked"
+fi
+exit $fail

@@ -1,6 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# man.sh - the manual pages (plugin_api/man/):
+# man.sh - the manual pages as installed (plugin_api/man/gen/, generated
+# from plugin_api/man/ with the configured directories):
+#   - no make variable left ("$(sysconfdir)" and the like);
 #   - groff -z -man -ww: any warning fails;
 #   - man -l renders each page, with groff's warnings on, silently;
 #   - mcc.ini(5) documents every key of the configuration table, in its
@@ -9,8 +11,13 @@
 #     added there without documentation fails here.
 . "$MCC_TEST_SRCDIR/tests/loader/toolchain.sh"
 
-man_dir=$MCC_TEST_SRCDIR/plugin_api/man
+man_dir=$MCC_TEST_BUILDDIR/plugin_api/man/gen
 pages="mcc.1 mcc.ini.5 mcc_policy_v1.7"
+
+for p in $pages; do
+	test -r "$man_dir/$p" || { failed "$man_dir/$p: not generated"; continue; }
+	grep -n '\$(' "$man_dir/$p" && failed "$p: a make variable is left in the installed page"
+done
 mcc=$MCC_TEST_BUILDDIR/plugin_api/tools/mcc
 
 if ! command -v groff > /dev/null 2>&1; then
