@@ -17,11 +17,13 @@
  *   DEFER parking        mcc_engine_room_seq / _wait / _notify worker / poller
  *   pre-admission        mcc_engine_setup_failed               resolver
  *   batches              mcc_engine_batch_begin / _free        application
+ *   devices              mcc_engine_device_open / _close       constructor
+ *   live view            mcc_engine_stat_snapshot / _publish   any (slow path)
  *
  * Sequence in an engine:
  *   construction:  mcc_engine_open(&opts, &eng); ops = mcc_engine_ops(eng)
  *                  per worker: mcc_engine_lane_open(eng, role, &ref, &lane)
- *                  per device: ops->device_open(mcc_engine_ctx(eng), ...)
+ *                  per device: mcc_engine_device_open(eng, &desc, &dev)
  *   resolution:    mcc_engine_route_open(eng, dev, key, len, incarnation, &d, &r)
  *                  mcc_engine_qp_add(eng, r, qp_num) for each of its QPs
  *   worker:        s = mcc_engine_room_seq(eng);
@@ -52,6 +54,7 @@
 #define MCC_ENGINE_H
 
 #include "mcc_loader.h"
+#include "mcc_stat.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -158,6 +161,31 @@ uint64_t mcc_engine_now(const mcc_engine *e);
  * open). Errors: none.
  */
 uint64_t mcc_engine_device_flags(const char *sysfs_root, const char *name);
+
+/*
+ * mcc_engine_device_open - the policy's device_open, with the device known
+ * to the SDK under desc->name (copied), so the live view (mcc_stat.h, `mcc
+ * stat`) names it and shows its domain. An engine that calls the policy's
+ * device_open itself still works: its routes are shown under an unnamed
+ * device, without that device's counters.
+ * Outputs: *out.
+ * Thread: engine construction (the policy's device_open rule); thread-safe.
+ * Errors: -EINVAL (NULL argument, desc->struct_size short of `name`),
+ *   -ENOMEM, the policy's device_open error (nothing is recorded).
+ */
+int mcc_engine_device_open(mcc_engine *e, const struct mcc_device_desc_v1 *desc,
+                           mcc_device **out);
+
+/*
+ * mcc_engine_device_close - forget a device of mcc_engine_device_open and
+ * call the policy's device_close (after the engine closed its routes). It
+ * waits for a publish of the live view that is reading the device.
+ * mcc_engine_close closes the devices still open, each with a warning.
+ * Thread: engine teardown; thread-safe.
+ * Errors: -ENOENT (not opened by mcc_engine_device_open of this engine, or
+ *   already closed: nothing happens), -EINVAL.
+ */
+int mcc_engine_device_close(mcc_engine *e, mcc_device *dev);
 
 /* ------------------------------------------------------------------- lanes */
 
@@ -495,6 +523,61 @@ MCC_STATIC_ASSERT(offsetof(struct mcc_engine_async, cq_key) + sizeof(uint64_t) =
 MCC_STATIC_ASSERT(offsetof(struct mcc_engine_stats, batch_reused) + sizeof(uint64_t) ==
                       MCC_ENGINE_STATS_V1_0_SIZE, "engine stats v1.0 size");
 #endif
+/* --------------------------------------------------------------- live view */
+
+/*
+ * The live view (mcc_stat.h): with `[engine] stat = on` (or a directory)
+ * the engine publishes a snapshot of every device of
+ * mcc_engine_device_open and every open route (state, window, in-flight,
+ * cuts, quarantines, from the policy's domain_stats) to
+ * <dir>/mcc.<pid>.<engine> every stat_interval_ms, from the tick thread (or,
+ * with MCC_ENGINE_TICK_POLL or mode off, a thread of its own that only
+ * publishes). `mcc stat` prints it. The file is removed at close. A file
+ * that cannot be created or written is logged once as a warning; the
+ * engine works on without it.
+ */
+
+/*
+ * mcc_engine_stat_snapshot - the same snapshot, in process, whatever `stat`
+ * says (an adapter's "list routes" call): the engine's devices, then its
+ * routes, each with the policy's domain_stats, and the header's engine,
+ * module, mode and counts; `publish` is 0.
+ * Outputs: *out (free with mcc_stat_free).
+ * Thread: any; not a hot path: it takes the device and route mutexes
+ *   briefly, allocates, and calls domain_stats once per domain.
+ * Errors: -EINVAL (NULL argument), -ENOMEM.
+ */
+int mcc_engine_stat_snapshot(mcc_engine *e, struct mcc_stat_snapshot **out);
+
+/*
+ * mcc_engine_stat_publish - publish now (besides the periodic publishes): a
+ * test, or an engine that wants the file current at a point it chooses.
+ * Thread: any; slow path (as above, plus stores into the file).
+ * Errors: -EOPNOTSUPP (stat = off, or the file could not be created at
+ *   open), -EINVAL, -ENOMEM, the file's errno (logged once).
+ */
+int mcc_engine_stat_publish(mcc_engine *e);
+
+/* The file the engine publishes to; "" when it publishes none. Valid until
+ * close. Thread: any. */
+const char *mcc_engine_stat_path(const mcc_engine *e);
+
+/*
+ * mcc_engine_stat_route_add - show in the live view a route the engine
+ * opened with the policy's route_open itself (not mcc_engine_route_open,
+ * whose routes are shown already): on device `dev`, under its key (copied;
+ * text as is, else in hex) and the engine's own route id. Adding the same
+ * handle again updates device, key and id (after a route_rebind).
+ * mcc_engine_stat_route_remove - the route leaves the view; call it before
+ * the policy's route_close (it waits for a publish reading the route).
+ * mcc_engine_close forgets the routes still added.
+ * Thread: the engine's route set-up and teardown; thread-safe.
+ * Errors: -EINVAL (NULL e, route or key; klen 0), -ENOMEM; remove:
+ *   -ENOENT (not added, or removed already).
+ */
+int mcc_engine_stat_route_add(mcc_engine *e, mcc_device *dev, mcc_route *route, const void *key,
+                              size_t klen, uint64_t route_id);
+int mcc_engine_stat_route_remove(mcc_engine *e, mcc_route *route);
 
 #ifdef __cplusplus
 }

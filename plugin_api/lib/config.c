@@ -89,6 +89,8 @@ enum key_type {
 	KT_DIR,    /* </absolute/dir> */
 	KT_TENT,   /* none | <plugin name> */
 	KT_ONOFF,  /* on | off */
+	KT_STAT,   /* off | on | </absolute/dir>: the live view (mcc_stat.h) */
+	KT_STAT_MS,/* number, stored in mcc_modkeys.stat.interval_ms */
 };
 
 #define KF_POW2 1u       /* must be a power of two */
@@ -117,6 +119,8 @@ enum key_id {
 	K_RECORDER_ENTRIES,
 	K_TENT_CC_PLUGIN,
 	K_QOS,
+	K_STAT,
+	K_STAT_INTERVAL_MS,
 	K_COUNT_
 };
 
@@ -157,6 +161,8 @@ struct key_spec {
  *   probe_successes       count    1    1,000,000
  *   evidence_tasks        tasks    1    16,777,216 (2^24)
  *   recorder_entries      entries  1    16,777,216, a power of two
+ *   stat_interval_ms      ms       10   3,600,000 (1 hour): [engine], the live
+ *                                        view's publish period
  */
 #define BYTES_MAX (UINT64_C(1) << 40)
 #define US_MAX UINT64_C(10000000)
@@ -198,6 +204,9 @@ static const struct key_spec keys[K_COUNT_] = {
 	    KF_POW2),
 	STR(K_TENT_CC_PLUGIN, tent_cc_plugin, TENT_CC_PLUGIN, SEC_ENGINE, KT_TENT),
 	STR(K_QOS, qos, QOS, SEC_ENGINE, KT_ONOFF),
+	STR(K_STAT, stat, STAT, SEC_ENGINE, KT_STAT),
+	[K_STAT_INTERVAL_MS] = { "stat_interval_ms", ENV_PREFIX "STAT_INTERVAL_MS", SEC_ENGINE,
+				 KT_STAT_MS, 0, 0, MCC_DEFAULT_STAT_INTERVAL_MS, 10, 3600000 },
 };
 #undef NUM
 #undef STR
@@ -429,6 +438,42 @@ static int plugin_name_valid(const char *s)
 	return n > 0;
 }
 
+/* [engine] stat (off | on | an absolute directory) and stat_interval_ms,
+ * kept in lc->mk->stat (mcc_internal.h). */
+static int set_stat_key(struct load_ctx *lc, const struct key_spec *ks, const char *v,
+                        char *reason, size_t rlen)
+{
+	struct mcc_stat_keys *st = &lc->mk->stat;
+	char q[48];
+	uint64_t num;
+
+	if (ks->type == KT_STAT_MS) {
+		if (parse_number(ks, v, &num, reason, rlen) < 0)
+			return -EINVAL;
+		st->interval_ms = (uint32_t)num; /* range-checked */
+		return 0;
+	}
+	if (strcmp(v, "off") == 0 || strcmp(v, "on") == 0) {
+		snprintf(st->stat, sizeof(st->stat), "%s", v);
+		return 0;
+	}
+	/* a directory: room left for "/mcc.<pid>.<engine>" within PATH_MAX is
+	 * not a concern at this length */
+	if (v[0] == '/' && strlen(v) <= MCC_STAT_VALUE_MAX - 40) {
+		for (const char *c = v; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				goto bad;
+		snprintf(st->stat, sizeof(st->stat), "%s", v);
+		return 0;
+	}
+bad:
+	snprintf(reason, rlen,
+	         "invalid value '%s': expected off, on (publish to " MCC_STAT_DIR_DEFAULT
+	         ") or an absolute directory path of at most %d characters",
+	         snip(v, q, sizeof(q), 40), MCC_STAT_VALUE_MAX - 40);
+	return -EINVAL;
+}
+
 /* Set key `k` from the text `v`; 0 or -EINVAL with `reason`. */
 static int set_key(struct load_ctx *lc, unsigned k, const char *v, char *reason, size_t rlen)
 {
@@ -497,6 +542,9 @@ static int set_key(struct load_ctx *lc, unsigned k, const char *v, char *reason,
 		else
 			break;
 		return 0;
+	case KT_STAT:
+	case KT_STAT_MS:
+		return set_stat_key(lc, ks, v, reason, rlen);
 	default:
 		break;
 	}
@@ -842,7 +890,7 @@ static void parse_file(struct load_ctx *lc, const char *path, int from_env)
 
 static int env_is_path(unsigned k)
 {
-	return k == K_MODULE || k == K_MODULE_DIR;
+	return k == K_MODULE || k == K_MODULE_DIR || k == K_STAT;
 }
 
 static void parse_env(struct load_ctx *lc)
@@ -1081,6 +1129,12 @@ static void format_value(const struct load_ctx *lc, unsigned k, char *buf, size_
 	case KT_ONOFF:
 		snprintf(buf, len, "%s", cfg->qos_enabled ? "on" : "off");
 		return;
+	case KT_STAT:
+		snprintf(buf, len, "%s", lc->mk->stat.stat[0] ? lc->mk->stat.stat : "off");
+		return;
+	case KT_STAT_MS:
+		snprintf(buf, len, "%u", (unsigned)lc->mk->stat.interval_ms);
+		return;
 	default:
 		snprintf(buf, len, "%s", "");
 		return;
@@ -1128,6 +1182,8 @@ static int config_load(const char *ini_path, int ignore_env, struct mcc_config *
 	}
 	mcc_config_defaults(cfg);
 	memset(mk, 0, sizeof(*mk));
+	snprintf(mk->stat.stat, sizeof(mk->stat.stat), "off");
+	mk->stat.interval_ms = MCC_DEFAULT_STAT_INTERVAL_MS;
 	memset(&lc, 0, sizeof(lc));
 	lc.cfg = cfg;
 	lc.mk = mk;

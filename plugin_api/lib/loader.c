@@ -719,7 +719,8 @@ static const char *config_diff(const struct mcc_config *a, const struct mcc_modk
 	if (memcmp((const char *)&a->policy + from, (const char *)&b->policy + from, to - from))
 		return "[policy]/[controller] settings";
 	if (a->tent_cc_plugin_enabled != b->tent_cc_plugin_enabled ||
-	    a->qos_enabled != b->qos_enabled)
+	    a->qos_enabled != b->qos_enabled || strcmp(amk->stat.stat, bmk->stat.stat) ||
+	    amk->stat.interval_ms != bmk->stat.interval_ms)
 		return "[engine] settings";
 	if (amk->count != bmk->count)
 		return "[module.*] keys";
@@ -997,4 +998,10 @@ int mcc_instance_wants_async_events(const mcc_instance *inst)
 {
 	const struct mcc_instance *i = get(inst);
 	return !i->is_fallback && i->init_out.want_async_events != 0;
+}
+
+const struct mcc_stat_keys *mcc__instance_stat_keys(const mcc_instance *inst)
+{
+	const struct mcc_instance *i = get(inst);
+	return i->is_fallback || !i->mk ? NULL : &i->mk->stat;
 }

@@ -28,4 +28,9 @@
 #define MCC_DEFAULT_EVIDENCE_TASKS 65536
 #define MCC_DEFAULT_RECORDER_ENTRIES 4096
 
+/* [engine]: the live view (mcc_stat.h). `stat = on` publishes to
+ * MCC_STAT_DIR_DEFAULT. */
+#define MCC_DEFAULT_STAT_INTERVAL_MS 1000
+#define MCC_STAT_DIR_DEFAULT "/dev/shm"
+
 #endif

@@ -50,6 +50,14 @@ struct mcc_modsec {
 	int line; /* of its first header */
 };
 #define MCC_MODSECS_MAX 16 /* distinct [module.*] sections in a file */
+/* [engine] stat and stat_interval_ms: libmcc's own settings (the SDK's
+ * live view, mcc_stat.h), kept beside the module keys so that the installed
+ * struct mcc_config keeps its size. */
+#define MCC_STAT_VALUE_MAX 200 /* bytes of `stat`, with the NUL */
+struct mcc_stat_keys {
+	char stat[MCC_STAT_VALUE_MAX]; /* "off" (or ""), "on", or an absolute directory */
+	uint32_t interval_ms;          /* publish period; 0: the default */
+};
 
 struct mcc_modkeys {
 	unsigned count;
@@ -57,7 +65,11 @@ struct mcc_modkeys {
 	unsigned nsec;
 	struct mcc_modsec sec[MCC_MODSECS_MAX];
 	char file[4096]; /* the ini file the keys come from ("" when none) */
+	struct mcc_stat_keys stat; /* not a module key: see above */
 };
+
+/* The [engine] stat settings of an instance (NULL for the fallback). */
+MCC_HIDDEN const struct mcc_stat_keys *mcc__instance_stat_keys(const mcc_instance *inst);
 
 /* The built-in null policy (null_builtin.c): mode = off, the fallback, and
  * the filler of every callback a module leaves NULL. */

@@ -120,19 +120,28 @@ static void hub_put(struct mcc_engine_hub *h)
 	free(h);
 }
 
+/* The engine's thread: ticks (MCC_ENGINE_TICK_THREAD) and publishes the
+ * live view (engine_stat.c) when it is on; with only the latter it sleeps
+ * until the next publish. */
 static void *tick_main(void *arg)
 {
 	mcc_engine *e = arg;
 	pthread_mutex_lock(&e->thr_mu);
 	while (!e->thr_stop) {
 		pthread_mutex_unlock(&e->thr_mu);
-		mcc_engine_tick_if_due(e, mcc_engine_now(e));
+		if (e->thr_tick)
+			mcc_engine_tick_if_due(e, mcc_engine_now(e));
+		uint64_t wait = e->thr_tick ? e->hub->epoch_ns : UINT64_MAX;
+		if (e->stat) {
+			uint64_t next = mcc__engine_stat_due(e);
+			wait = next < wait ? next : wait;
+		}
 		pthread_mutex_lock(&e->thr_mu);
 		if (e->thr_stop)
 			break;
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t ns = (uint64_t)ts.tv_nsec + e->hub->epoch_ns;
+		uint64_t ns = (uint64_t)ts.tv_nsec + (wait ? wait : 1);
 		ts.tv_sec += (time_t)(ns / 1000000000u);
 		ts.tv_nsec = (long)(ns % 1000000000u);
 		pthread_cond_timedwait(&e->thr_cv, &e->thr_mu, &ts);
@@ -158,6 +167,7 @@ static void engine_free(mcc_engine *e, int counted)
 	pthread_mutex_destroy(&e->rt_mu);
 	pthread_mutex_destroy(&e->as_mu);
 	pthread_mutex_destroy(&e->b_mu);
+	pthread_mutex_destroy(&e->dv_mu);
 	free(e);
 }
 
@@ -188,6 +198,7 @@ int mcc_engine_open(const struct mcc_engine_opts *opts, mcc_engine **out)
 	pthread_mutex_init(&e->rt_mu, NULL);
 	pthread_mutex_init(&e->as_mu, NULL);
 	pthread_mutex_init(&e->b_mu, NULL);
+	pthread_mutex_init(&e->dv_mu, NULL);
 
 	struct mcc_loader_opts lo;
 	const struct mcc_loader_opts *lp = &lo;
@@ -204,6 +215,12 @@ int mcc_engine_open(const struct mcc_engine_opts *opts, mcc_engine **out)
 		lo.max_lanes = MCC_ENGINE_LANES_MAX;
 	e->log = lo.log ? lo.log : mcc__log_stderr; /* libmcc's, MC_ADAPTIVE_CC_LOG_LEVEL */
 	e->log_arg = lo.log ? lo.log_arg : NULL;
+	/* the live view's file name: [A-Za-z0-9_-], "engine" when none */
+	snprintf(e->name, sizeof(e->name), "%s", lo.engine && *lo.engine ? lo.engine : "engine");
+	for (char *c = e->name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		      *c == '_' || *c == '-'))
+			*c = '_';
 	uint64_t (*fn)(void *) = o.now_ns ? o.now_ns : clock_monotonic;
 	void *arg = o.now_ns ? o.clock_arg : NULL;
 
@@ -243,9 +260,14 @@ int mcc_engine_open(const struct mcc_engine_opts *opts, mcc_engine **out)
 		engine_free(e, 1);
 		return -ENOMEM;
 	}
-	/* mode off has nothing to tick: no thread waking every epoch */
-	if (o.tick == MCC_ENGINE_TICK_THREAD && on) {
+	/* the live view, when configured (any mode: an operator sees "off") */
+	mcc__engine_stat_open(e);
+	/* mode off has nothing to tick: no thread waking every epoch, unless
+	 * the live view needs one to publish */
+	e->thr_tick = o.tick == MCC_ENGINE_TICK_THREAD && on;
+	if (e->thr_tick || e->stat) {
 		if (pthread_create(&e->thr, NULL, tick_main, e) != 0) {
+			mcc__engine_stat_close(e);
 			engine_free(e, 1);
 			return -EAGAIN;
 		}
@@ -268,8 +290,11 @@ void mcc_engine_close(mcc_engine *e)
 		pthread_mutex_unlock(&e->thr_mu);
 		pthread_join(e->thr, NULL);
 	}
+	mcc__engine_stat_close(e);
 	lanes_close_all(e);
 	mcc__engine_routes_fini(e);
+	mcc__engine_stat_routes_fini(e);
+	mcc__engine_devices_fini(e);
 	pthread_mutex_lock(&e->b_mu);
 	mcc__eng_map_clear(&e->batches);
 	pthread_mutex_unlock(&e->b_mu);

@@ -69,10 +69,59 @@ struct mcc_engine {
 	struct mcc_eng_map batches;
 	_Atomic uint32_t lanes_open;
 	_Atomic uint64_t async_delivered, async_dropped, batch_double_free, batch_reused;
+	/* devices of mcc_engine_device_open (engine_device.c); lock order:
+	 * dv_mu, then the policy's own locks */
+	pthread_mutex_t dv_mu;
+	struct mcc_engine_dev *devs;
+	uint32_t ndevs, cap_devs;
+	/* routes of mcc_engine_stat_route_add (engine_stat.c), under dv_mu */
+	struct mcc_eng_map xroutes;
+	uint32_t nxroutes;
+	/* the live view (engine_stat.c) */
+	char name[32];               /* the loader opts' engine name, sanitised */
+	struct mcc_engine_stat *stat; /* NULL: stat = off (or its file failed) */
+	int thr_tick;                /* the thread ticks; else it only publishes */
+};
+
+/* A device of mcc_engine_device_open. */
+struct mcc_engine_dev {
+	mcc_device *dev;
+	uint32_t device_id;
+	uint64_t flags, link_rate_bps;
+	char name[64];
 };
 
 /* engine_route.c: drop every route, QP and CQ of `e` (engine close). */
 MCC_HIDDEN void mcc__engine_routes_fini(mcc_engine *e);
+
+/* engine_route.c: every published route of `e`, each referenced (the
+ * caller puts it), with what the live view shows of it. Returns the count
+ * (0: *out NULL) or -ENOMEM. */
+struct mcc__route_view {
+	mcc_engine_route *r;
+	mcc_route *cc;
+	mcc_device *dev;
+	uint64_t id;
+	uint32_t key_len;
+	char peer[128];
+};
+MCC_HIDDEN int mcc__engine_routes_view(mcc_engine *e, struct mcc__route_view **out);
+/* engine_route.c: a key as the live view shows it (text, else 0x hex; cut
+ * with "..."), NUL-terminated in buf. */
+MCC_HIDDEN void mcc__route_key_text(const void *key, size_t klen, char *buf, size_t len);
+
+/* engine_device.c: close every device left open (engine close). */
+MCC_HIDDEN void mcc__engine_devices_fini(mcc_engine *e);
+
+/* engine_stat.c: the live view's file. open: after the instance is
+ * acquired (nothing when stat = off; a failure is a warning); due: from
+ * the engine's thread, publishes when the period has passed and returns
+ * the ns until the next; close: before routes and devices are torn down. */
+MCC_HIDDEN void mcc__engine_stat_open(mcc_engine *e);
+MCC_HIDDEN uint64_t mcc__engine_stat_due(mcc_engine *e);
+MCC_HIDDEN void mcc__engine_stat_close(mcc_engine *e);
+/* engine_stat.c: forget the routes of mcc_engine_stat_route_add (close). */
+MCC_HIDDEN void mcc__engine_stat_routes_fini(mcc_engine *e);
 
 #define MCC_ENG_LOG(e, level, ...) ((e)->log((e)->log_arg, (level), __VA_ARGS__))
 

@@ -458,3 +458,57 @@ int mcc_engine_setup_failed(mcc_engine *e, mcc_device *dev, mcc_engine_route *r,
 	e->ops->on_signal(e->ctx, &sig);
 	return (int)sig.kind;
 }
+
+/* ------------------------------------------------------------- live view */
+
+/* The key as the live view shows it: text as is, other keys as hex
+ * (0x...); cut to fit with "..." at the end. */
+void mcc__route_key_text(const void *key, size_t klen, char *buf, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *k = key;
+	int text = text_key(k, klen);
+	size_t need = text ? klen : 2 + 2 * klen, n = 0;
+
+	for (size_t i = 0; n + 1 < len && i < klen; i++) {
+		if (text) {
+			buf[n++] = (char)k[i];
+			continue;
+		}
+		if (i == 0) {
+			buf[n++] = '0';
+			buf[n++] = 'x';
+		}
+		buf[n++] = hex[k[i] >> 4];
+		if (n + 1 < len)
+			buf[n++] = hex[k[i] & 15];
+	}
+	buf[n < len ? n : len - 1] = '\0';
+	if (need >= len && len > 4)
+		memcpy(buf + len - 4, "...", 4);
+}
+
+int mcc__engine_routes_view(mcc_engine *e, struct mcc__route_view **out)
+{
+	*out = NULL;
+	pthread_mutex_lock(&e->rt_mu);
+	size_t n = e->routes_open, i = 0;
+	struct mcc__route_view *v = n ? calloc(n, sizeof(*v)) : NULL;
+	if (n && !v) {
+		pthread_mutex_unlock(&e->rt_mu);
+		return -ENOMEM;
+	}
+	for (unsigned b = 0; b < MCC_ENG_BUCKETS && i < n; b++)
+		for (struct mcc_engine_route *r = e->routes[b]; r && i < n; r = r->next, i++) {
+			route_get(r);
+			v[i].r = r;
+			v[i].cc = r->cc;
+			v[i].dev = r->dev;
+			v[i].id = r->id;
+			v[i].key_len = (uint32_t)r->klen;
+			mcc__route_key_text(r->key, r->klen, v[i].peer, sizeof(v[i].peer));
+		}
+	pthread_mutex_unlock(&e->rt_mu);
+	*out = v;
+	return (int)i;
+}

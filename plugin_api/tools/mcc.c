@@ -14,6 +14,9 @@
  *                       loader accepts each, with its reason if not.
  *   mcc version         the versions of the command, of the libmcc it runs
  *                       with and of the policy ABI that libmcc implements.
+ *   mcc stat [--prometheus] [PID | FILE | DIR]
+ *                       print the live view running engines publish
+ *                       ([engine] stat = on): mcc_stat.c.
  *
  * Only the public API of mcc_loader.h is used: the configuration comes from
  * mcc_config_explain() (the parser and validation of mcc_instance_acquire())
@@ -37,6 +40,7 @@
 #include <unistd.h>
 
 #include "mcc_loader.h"
+#include "mcc_tool.h"
 
 #ifndef MCC_SYSCONFDIR
 #error "MCC_SYSCONFDIR must be defined (Makefile.am AM_CPPFLAGS)"
@@ -52,6 +56,7 @@ static void usage(FILE *f)
 	fputs("usage: mcc check [INI]\n"
 	      "       mcc modules [DIR]\n"
 	      "       mcc version\n"
+	      "       mcc stat [--prometheus] [PID | FILE | DIR]\n"
 	      "       mcc --help | --version\n"
 	      "See mcc(1), mcc.ini(5) and mcc_policy_v1(7).\n",
 	      f);
@@ -416,6 +421,8 @@ int main(int argc, char **argv)
 		return cmd_check(argc == 3 ? argv[2] : NULL);
 	if (argc >= 2 && argc <= 3 && strcmp(argv[1], "modules") == 0)
 		return cmd_modules(argc == 3 ? argv[2] : NULL);
+	if (argc >= 2 && strcmp(argv[1], "stat") == 0)
+		return mcc_cmd_stat(argc - 2, argv + 2);
 	usage(stderr);
 	return EXIT_USAGE;
 }
