@@ -9,6 +9,7 @@
  *   mcc_scenario [--scenario NAME|all | --spec FILE] [--arms compile-out,off,observe,enforce[,MODE:MODULE]]
  *                [--engine te|tent|both] [--exec sim|threaded] [--seed N]
  *                [--duration S] [--quick] [--out DIR] [--module-dir DIR] [--machine]
+ *                [--stat on|DIR]
  */
 #include "scenario.h"
 
@@ -39,12 +40,13 @@ static void usage(const char *p)
 	fprintf(stderr,
 	        "usage: %s [--scenario NAME|all | --spec FILE] [--arms LIST] [--engine te|tent|both]\n"
 	        "          [--exec sim|threaded] [--seed N] [--duration S] [--quick]\n"
-	        "          [--out DIR] [--module-dir DIR] [--machine]\n"
+	        "          [--out DIR] [--module-dir DIR] [--machine] [--stat on|DIR]\n"
 	        "scenarios:",
 	        p);
 	for (const char *const *n = mcc_scn_names(); *n; n++)
 		fprintf(stderr, " %s", *n);
 	fprintf(stderr, "\n--spec FILE: a scenario description (host_stubs/scenario/README.md)\n"
+	                "--stat on|DIR: publish each engine's live view ([engine] stat; see `mcc stat`)\n"
 	                "arms: compile-out off observe enforce, or MODE:MODULE (e.g. enforce:delay)\n");
 }
 
@@ -118,6 +120,7 @@ static void table_row(const struct mcc_scn_result *r)
 int main(int argc, char **argv)
 {
 	const char *scen = "all", *spec = NULL, *arms = NULL, *eng = MCC_RUNNER_ENGINE, *out = NULL, *mdir = NULL;
+	char stat_ini[512] = "";
 	int exec = MCC_EXEC_SIM, quick = 0, machine = 0;
 	uint64_t seed = 1;
 	double dur = 0;
@@ -142,6 +145,8 @@ int main(int argc, char **argv)
 			out = v;
 		else if (OPT("--module-dir"))
 			mdir = v;
+		else if (OPT("--stat"))
+			snprintf(stat_ini, sizeof(stat_ini), "[engine]\nstat = %s\nstat_interval_ms = 100\n", v);
 		else if (!strcmp(a, "--quick"))
 			quick = 1;
 		else if (!strcmp(a, "--machine"))
@@ -235,8 +240,8 @@ int main(int argc, char **argv)
 						label[module - arm] = '-';
 						*module++ = '\0';
 					}
-					struct mcc_scn_opts o = {*n, arm, en, exec, seed, dur, quick, mdir, NULL, module, NULL,
-					                         spec};
+					struct mcc_scn_opts o = {*n, arm, en, exec, seed, dur, quick, mdir, NULL, module,
+					                         stat_ini[0] ? stat_ini : NULL, spec};
 					if (out) {
 						snprintf(csv, sizeof(csv), "%s/%s-%s-%s.csv", out, *n, en ? "tent" : "te",
 						         label);

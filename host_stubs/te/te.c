@@ -359,6 +359,11 @@ static void cc_route_open(te_engine *e, struct te_ctx *ctx, struct te_route *rt)
 			rt->cc = NULL;
 		rt->cc_owned = rt->cc != NULL;
 	}
+	/* the live view (mcc stat): the route under its peer path, on the
+	 * device it is bound to now (after a handoff too) */
+	if (rt->cc)
+		mcc_engine_stat_route_add(e->eng, ctx->ccdev, rt->cc, rt->path, strlen(rt->path),
+		                          rt->route_id);
 	pthread_mutex_unlock(&e->cc_mu);
 }
 #endif
@@ -1482,7 +1487,7 @@ te_engine *te_engine_create(const struct te_config *cfg, const struct mcc_host_e
 		struct mcc_device_desc_v1 dd = {sizeof(dd), (uint32_t)ctx->idx, ctx->attr.name,
 		                                ctx->attr.num_ports, 0, ctx->attr.link_rate_bps,
 		                                mcc_engine_device_flags(NULL, ctx->attr.name)};
-		if (!e->cc_on || e->ops->device_open(e->cc, &dd, &ctx->ccdev) != 0)
+		if (!e->cc_on || mcc_engine_device_open(e->eng, &dd, &ctx->ccdev) != 0)
 			ctx->ccdev = NULL;
 		cc_lane(e, MCC_LANE_MONITOR, &ctx->mon_lane, &ctx->mon_lane_ref);
 #endif
@@ -1515,7 +1520,10 @@ static void route_free_all(te_engine *e, struct te_ctx *ctx)
 			struct te_route *rt = ctx->routes[s][d];
 			if (!rt)
 				continue;
-			MCC_HOOK(if (rt->cc && rt->cc_owned) e->ops->route_close(e->cc, rt->cc);)
+			MCC_HOOK(if (rt->cc && rt->cc_owned) {
+				mcc_engine_stat_route_remove(e->eng, rt->cc);
+				e->ops->route_close(e->cc, rt->cc);
+			})
 			MCC_NOCC((void)e;)
 			free(rt);
 		}
@@ -1563,7 +1571,7 @@ void te_engine_destroy(te_engine *e)
 		if (ctx->mon_lane)
 			mcc_engine_lane_close(e->eng, ctx->mon_lane_ref);
 		if (ctx->ccdev)
-			e->ops->device_close(e->cc, ctx->ccdev);
+			mcc_engine_device_close(e->eng, ctx->ccdev);
 	}
 	mcc_engine_close(e->eng);
 	pthread_mutex_destroy(&e->cc_mu);

@@ -479,6 +479,9 @@ static struct tent_route *route_get(tent_engine *e, struct tent_dev *d, uint32_t
 		                               rt->path, seg};
 		if (!e->cc_on || !d->ccdev || e->ops->route_open(e->cc, d->ccdev, &rd, &rt->cc) != 0)
 			rt->cc = NULL;
+		else /* the live view (mcc stat) */
+			mcc_engine_stat_route_add(e->eng, d->ccdev, rt->cc, rt->path, strlen(rt->path),
+			                          rd.route_id);
 #else
 		(void)e;
 #endif
@@ -1266,7 +1269,7 @@ tent_engine *tent_engine_create(const struct tent_config *cfg, const struct mcc_
 		struct mcc_device_desc_v1 dd = {sizeof(dd), (uint32_t)d->idx, d->attr.name, d->attr.num_ports,
 		                                0, d->attr.link_rate_bps,
 		                                mcc_engine_device_flags(NULL, d->attr.name)};
-		if (!e->cc_on || e->ops->device_open(e->cc, &dd, &d->ccdev) != 0)
+		if (!e->cc_on || mcc_engine_device_open(e->eng, &dd, &d->ccdev) != 0)
 			d->ccdev = NULL;
 #endif
 		e->ndev++;
@@ -1312,7 +1315,10 @@ void tent_engine_destroy(tent_engine *e)
 				struct tent_route *rt = d->routes[s][r];
 				if (!rt)
 					continue;
-				MCC_HOOK(if (rt->cc) e->ops->route_close(e->cc, rt->cc);)
+				MCC_HOOK(if (rt->cc) {
+					mcc_engine_stat_route_remove(e->eng, rt->cc);
+					e->ops->route_close(e->cc, rt->cc);
+				})
 				free(rt);
 			}
 	}
@@ -1322,7 +1328,7 @@ void tent_engine_destroy(tent_engine *e)
 			mcc_engine_lane_close(e->eng, e->lanes[w].lane_ref);
 	for (uint32_t i = 0; i < e->ndev; i++)
 		if (e->dev[i].ccdev)
-			e->ops->device_close(e->cc, e->dev[i].ccdev);
+			mcc_engine_device_close(e->eng, e->dev[i].ccdev);
 	mcc_engine_close(e->eng);
 #endif
 	for (uint32_t i = 0; i < e->ndev; i++) {

@@ -305,7 +305,7 @@ Pool::Pool(const PoolDesc &d) noexcept
 	dd.num_ports = d.port_num;
 	dd.link_rate_bps = d.link_rate_bps;
 	dd.flags = mcc_engine_device_flags(nullptr, d.device_name);
-	if ((err_ = ops_->device_open(ctx_, &dd, &dev_)) != 0) {
+	if ((err_ = mcc_engine_device_open(e_, &dd, &dev_)) != 0) { /* named in the live view */
 		dev_ = nullptr;
 		return;
 	}
@@ -351,7 +351,7 @@ Pool::~Pool()
 	for (const std::string &k : keys_)
 		mcc_engine_route_close(e_, k.data(), k.size());
 	if (dev_)
-		ops_->device_close(ctx_, dev_);
+		mcc_engine_device_close(e_, dev_);
 	if (e_)
 		engine_release();
 }
