@@ -56,6 +56,8 @@ struct tent_slice {
 	uint32_t last_fallback_idx;
 	int priority;
 	uint64_t enqueue_ts;
+	int tier;         /* the lane queue it waits in: its priority, or higher once promoted */
+	uint64_t tier_ts; /* when it entered that tier (promotion) */
 	MCC_FIELD(int cc_qdev;) /* device whose deferred bytes count this slice, or -1 */
 };
 
@@ -155,7 +157,11 @@ struct tent_lane {
 	char name[32];
 	pthread_mutex_t qmu;
 	struct tent_slice *prio_h[3], *prio_t[3]; /* MPSC priority queues */
-	struct tent_slice *pending, *pending_tail; /* worker.requests */
+	/* worker.requests, one list per tier (HIGH, MEDIUM, LOW), scanned in
+	 * that order: a slice left queued (DEFER, a static limit) holds only
+	 * later slices of its own path and priority (async_post_send) */
+	struct tent_slice *pending[3], *pending_tail[3];
+	uint64_t next_promo; /* next promotion check (promoteTimedOutRequests) */
 	_Atomic uint64_t inflight;
 	_Atomic uint64_t stall_until;
 	uint64_t next_timeout_scan;
@@ -222,6 +228,7 @@ void tent_config_defaults(struct tent_config *c)
 	c->rail_error_window_secs = 10;
 	c->rail_cooldown_secs = 30;
 	c->monitor_period_us = 1000;
+	c->priority_promotion_timeout_us = 10000;
 }
 
 static uint64_t now_of(tent_engine *e)
@@ -581,10 +588,18 @@ static void ep_reset(tent_engine *e, struct tent_dev *d, struct tent_ep *ep)
 
 /* --------------------------------------------------------------- submit */
 
+/* The slice's priority as a queue index (an out-of-range one is MEDIUM). */
+static int prio_of(const struct tent_slice *s)
+{
+	return s->priority < 0 || s->priority > 2 ? TENT_PRIO_MEDIUM : s->priority;
+}
+
 static void lane_push(struct tent_lane *l, struct tent_slice *s)
 {
-	int p = s->priority < 0 || s->priority > 2 ? 1 : s->priority;
+	int p = prio_of(s);
 	s->next = NULL;
+	s->tier = p;
+	s->tier_ts = now_of(l->e);
 	pthread_mutex_lock(&l->qmu);
 	if (l->prio_t[p])
 		l->prio_t[p]->next = s;
@@ -712,18 +727,38 @@ static int defer_spill(struct tent_lane *l, struct tent_slice *s, struct tent_ro
 }
 #endif
 
+/* The paths a pass left slices queued on, each with the priority of those
+ * slices: a later slice of the same path and priority keeps its place
+ * behind them; one of another priority does not wait for them. */
+#define TENT_HELD_MAX 64
+struct tent_held {
+	struct tent_route *rt[TENT_HELD_MAX];
+	int prio[TENT_HELD_MAX];
+	uint32_t n;
+};
+
+#if MCC_CC_COMPILED_IN
+static void held_add(struct tent_held *h, struct tent_route *rt, int prio)
+{
+	if (h->n < TENT_HELD_MAX) {
+		h->rt[h->n] = rt;
+		h->prio[h->n++] = prio;
+	}
+}
+#endif
+
 /* RdmaEndPoint::submitSlices for one slice (the post boundary). Returns
  * 1 posted, 0 leave queued (limits or DEFER), -1 slice moved elsewhere. */
-static int submit_slice(struct tent_lane *l, struct tent_slice *s, struct tent_route **deferred,
-                        uint32_t *ndeferred)
+static int submit_slice(struct tent_lane *l, struct tent_slice *s, struct tent_held *held)
 {
 	tent_engine *e = l->e;
 	struct tent_dev *d = &e->dev[s->src_dev];
 	struct tent_route *rt = route_get(e, d, s->seg, s->dst_dev);
 	if (!rt)
 		return 0;
-	for (uint32_t i = 0; i < *ndeferred; i++)
-		if (deferred[i] == rt) {
+	int prio = prio_of(s);
+	for (uint32_t i = 0; i < held->n; i++)
+		if (held->rt[i] == rt && held->prio[i] == prio) {
 			/* keep order behind a deferred slice of the same path,
 			 * unless the policy holds that path near its floor */
 			MCC_HOOK(if (atomic_load(&rt->held_at) == atomic_load(&rt->defer_at) &&
@@ -756,8 +791,8 @@ static int submit_slice(struct tent_lane *l, struct tent_slice *s, struct tent_r
 		uint64_t now = now_of(e);
 		if (atomic_load(&rt->avoid_until) > now) { /* backing off: not offered */
 			rc = avoid_move(l, s, d, rt, ep->gen, 0);
-			if (!rc && *ndeferred < 64)
-				deferred[(*ndeferred)++] = rt;
+			if (!rc)
+				held_add(held, rt, prio);
 			goto out;
 		}
 		int dcs = e->ops->try_acquire(l->lane, rt->cc, s->len, ep->gen, &tr, &r->permit);
@@ -767,8 +802,7 @@ static int submit_slice(struct tent_lane *l, struct tent_slice *s, struct tent_r
 			uint64_t out = 0;
 			for (uint32_t k = 0; k < ep->nqp; k++)
 				out += atomic_load(&ep->q[k].depth);
-			if (*ndeferred < 64)
-				deferred[(*ndeferred)++] = rt;
+			held_add(held, rt, prio);
 			if (out * s->len <= e->spill_below) { /* held near the floor */
 				atomic_store(&rt->held_at, now);
 				rc = defer_spill(l, s, rt, now) ? -1 : 0;
@@ -782,8 +816,8 @@ static int submit_slice(struct tent_lane *l, struct tent_slice *s, struct tent_r
 			atomic_store(&rt->avoid_backoff, b);
 			atomic_store(&rt->avoid_until, now + b);
 			rc = avoid_move(l, s, d, rt, ep->gen, 1);
-			if (!rc && *ndeferred < 64)
-				deferred[(*ndeferred)++] = rt;
+			if (!rc)
+				held_add(held, rt, prio);
 			goto out;
 		}
 		if (dcs == MCC_ADMIT) {
@@ -842,58 +876,95 @@ out:
 	return rc;
 }
 
+/* Workers::promoteTimedOutRequests, checked once per millisecond: when the
+ * oldest slice of the MEDIUM tier has waited in it for
+ * priority_promotion_timeout_us, the whole tier moves up to HIGH (behind
+ * what HIGH holds); else the same for LOW to MEDIUM. One step per check, so
+ * a LOW slice needs two timeouts to reach HIGH. The slice keeps its
+ * priority (its place among the held paths, its class for the policy):
+ * only the order of the scan changes, and with a single priority that
+ * order is the lists' concatenation either way. */
+static void promote_timed_out(struct tent_lane *l, uint64_t now)
+{
+	uint64_t tmo = (uint64_t)l->e->cfg.priority_promotion_timeout_us * 1000u;
+	if (now < l->next_promo)
+		return;
+	l->next_promo = now + 1000000u;
+	for (int p = TENT_PRIO_MEDIUM; p <= TENT_PRIO_LOW; p++) {
+		struct tent_slice *h = l->pending[p];
+		if (!h || now - h->tier_ts < tmo)
+			continue;
+		for (struct tent_slice *x = h; x; x = x->next) {
+			x->tier = p - 1;
+			x->tier_ts = now;
+		}
+		if (l->pending_tail[p - 1])
+			l->pending_tail[p - 1]->next = h;
+		else
+			l->pending[p - 1] = h;
+		l->pending_tail[p - 1] = l->pending_tail[p];
+		l->pending[p] = l->pending_tail[p] = NULL;
+		return;
+	}
+}
+
 /* Workers::asyncPostSend */
 static uint32_t async_post_send(struct tent_lane *l)
 {
 	tent_engine *e = l->e;
-	/* pop the priority queues, HIGH -> MEDIUM -> LOW */
+	/* pop the priority queues into their tiers */
 	pthread_mutex_lock(&l->qmu);
 	for (int p = 0; p < 3; p++) {
 		if (!l->prio_h[p])
 			continue;
-		if (l->pending_tail)
-			l->pending_tail->next = l->prio_h[p];
+		if (l->pending_tail[p])
+			l->pending_tail[p]->next = l->prio_h[p];
 		else
-			l->pending = l->prio_h[p];
-		l->pending_tail = l->prio_t[p];
+			l->pending[p] = l->prio_h[p];
+		l->pending_tail[p] = l->prio_t[p];
 		l->prio_h[p] = l->prio_t[p] = NULL;
 	}
 	pthread_mutex_unlock(&l->qmu);
-	struct tent_route *deferred[64];
-	uint32_t ndeferred = 0, posted = 0;
-	struct tent_slice **pp = &l->pending, *prev = NULL;
-	while (*pp) {
-		struct tent_slice *s = *pp;
-		if (s->src_dev < 0 || !atomic_load(&e->dev[s->src_dev].enabled)) {
-			MCC_HOOK(cc_unqueue(e, s);) /* choosing a device again */
-			if (generate_post_path(l, s, -1, -1, 0) < 0) {
-				/* no path at all: fail (cross-transport failover is the
-				 * runtime's, not modelled) */
-				*pp = s->next;
-				if (l->pending_tail == s)
-					l->pending_tail = prev;
-				slice_done(e, s, 0);
+	if (e->cfg.priority_promotion_timeout_us)
+		promote_timed_out(l, now_of(e));
+	struct tent_held held;
+	held.n = 0;
+	uint32_t posted = 0;
+	for (int p = 0; p < 3; p++) { /* HIGH -> MEDIUM -> LOW */
+		struct tent_slice **pp = &l->pending[p], *prev = NULL;
+		while (*pp) {
+			struct tent_slice *s = *pp;
+			if (s->src_dev < 0 || !atomic_load(&e->dev[s->src_dev].enabled)) {
+				MCC_HOOK(cc_unqueue(e, s);) /* choosing a device again */
+				if (generate_post_path(l, s, -1, -1, 0) < 0) {
+					/* no path at all: fail (cross-transport failover is
+					 * the runtime's, not modelled) */
+					*pp = s->next;
+					if (l->pending_tail[p] == s)
+						l->pending_tail[p] = prev;
+					slice_done(e, s, 0);
+					continue;
+				}
+			}
+			struct tent_slice *nx = s->next;
+			int rc = submit_slice(l, s, &held);
+			if (rc != 0) { /* posted or moved: unlink */
+				*pp = nx;
+				if (l->pending_tail[p] == s)
+					l->pending_tail[p] = prev;
+				posted += rc > 0;
 				continue;
 			}
+			/* still queued on its device (deferred, or behind a deferred
+			 * slice of its path and priority, or at a static limit): the
+			 * DeviceSelector counts it there */
+			MCC_HOOK(if (e->cc_on && s->cc_qdev != s->src_dev) {
+				cc_unqueue(e, s);
+				cc_queue(e, s);
+			})
+			prev = s;
+			pp = &s->next;
 		}
-		struct tent_slice *nx = s->next;
-		int rc = submit_slice(l, s, deferred, &ndeferred);
-		if (rc != 0) { /* posted or moved: unlink */
-			*pp = nx;
-			if (l->pending_tail == s)
-				l->pending_tail = prev;
-			posted += rc > 0;
-			continue;
-		}
-		/* still queued on its device (deferred, or behind a deferred
-		 * slice of its path, or at a static limit): the DeviceSelector
-		 * counts it there */
-		MCC_HOOK(if (e->cc_on && s->cc_qdev != s->src_dev) {
-			cc_unqueue(e, s);
-			cc_queue(e, s);
-		})
-		prev = s;
-		pp = &s->next;
 	}
 	return posted;
 }
@@ -1061,7 +1132,7 @@ static uint64_t tent_lane_step(void *arg, uint64_t now)
 	CNT_ADD(e, cpu_virtual_ns, cost);
 	if (posted || polled)
 		return now + cost;
-	if (l->pending)
+	if (l->pending[0] || l->pending[1] || l->pending[2])
 		return now + 200000; /* blocked by limits/admission: completions wake us */
 	return atomic_load(&l->inflight) ? now + 1000000 : MCC_EXEC_PARK;
 }

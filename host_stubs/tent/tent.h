@@ -61,6 +61,9 @@ struct tent_config {
 	uint32_t rail_error_window_secs; /* 10 */
 	uint32_t rail_cooldown_secs;     /* 30, doubling to 300 */
 	uint32_t monitor_period_us;      /* 1000 */
+	/* transports/rdma/priority_promotion_timeout_us, 10000: a lane's
+	 * MEDIUM (LOW) slices that waited this long move up one tier; 0: never */
+	uint32_t priority_promotion_timeout_us;
 	const char *cc_plugin_dir;       /* "plugins/cc_dir": policy module directory */
 	const char *cc_config;           /* policy ini (NULL: env / host default) */
 };
