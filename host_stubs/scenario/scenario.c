@@ -51,6 +51,7 @@ struct flow {
 	uint64_t rate_bps;   /* 0: closed loop */
 	uint64_t start_ns, stop_ns; /* no submission before / from (0: none) */
 	int victim;
+	int prio;            /* TENT request priority (MCC_SPEC_PRIO_*) */
 	char *src;           /* conc * msg */
 	uint64_t dst_off;    /* in the receiver buffer */
 	struct slot slots[MAX_SLOTS];
@@ -241,7 +242,7 @@ static uint64_t flow_step(void *arg, uint64_t now)
 		sl->busy = 1;
 		atomic_store(&sl->done, 0);
 		const struct mcc_host_xfer x = {TE_OPCODE_WRITE, src, f->target,
-		                                f->dst_off + (uint64_t)i * f->msg, f->msg, 0};
+		                                f->dst_off + (uint64_t)i * f->msg, f->msg, f->prio};
 		if (mcc_host_eng_submit(&f->snd->eng, &x, &sl->batch) != 0) {
 			sl->busy = 0;
 			f->tasks_failed++;
@@ -536,6 +537,7 @@ static void add_workload(struct scn *sc, const struct mcc_spec *sp)
 		                          sf->rate_bps, sf->victim);
 		f->start_ns = sf->start_ns;
 		f->stop_ns = sf->stop_ns;
+		f->prio = sf->priority;
 		f->next_send = sf->start_ns;
 	}
 	for (uint32_t i = 0; i < sp->nfaults; i++) {
@@ -589,10 +591,11 @@ static void add_workload(struct scn *sc, const struct mcc_spec *sp)
 
 static int write_ini(struct scn *sc)
 {
-	const char *extra[] = {sc->ini_scn, sc->o->ini_extra};
+	const char *extra[] = {sc->ini_scn, sc->o->ini_extra,
+	                       sc->spec->qos ? "[engine]\nqos = on" : NULL};
 	strcpy(sc->ini_path, "/tmp/mcc-scn-XXXXXX");
 	return mcc_host_policy_ini(sc->ini_path, sc->o->mode, sc->o->module_dir, sc->o->module, extra,
-	                           2);
+	                           3);
 }
 
 int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
@@ -786,6 +789,16 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 	r->p999_us = mcc_host_samples_pct_us(&all, 0.999);
 	r->vp99_us = have_victim ? r->p99_us : 0; /* the victims' when there are */
 	mcc_host_samples_free(&all);
+	/* per priority: every flow of that priority, victims included */
+	for (int p = 0; p < 3; p++) {
+		struct mcc_host_samples ps = { 0 };
+		for (uint32_t i = 0; i < sc->nflows; i++)
+			if (sc->flows[i].prio == p)
+				mcc_host_samples_merge(&ps, &sc->flows[i].lat);
+		mcc_host_samples_sort(&ps);
+		r->prio_p99_us[p] = mcc_host_samples_pct_us(&ps, 0.99);
+		mcc_host_samples_free(&ps);
+	}
 	/* fairness: every bulk flow is active over [fair_t0, fair_t1] (t0 is
 	 * after the last start, t1 no later than the first bulk stop) */
 	r->fair_from_s = (double)sc->fair_t0 / 1e9;
@@ -918,7 +931,8 @@ void mcc_scn_result_write(FILE *f, const struct mcc_scn_result *r)
 	        " failed=%" PRIu64 " s0=%" PRIu64 " s1=%" PRIu64 " s2=%" PRIu64 " s3=%" PRIu64
 	        " defers=%" PRIu64 " avoids=%" PRIu64 " rail_pauses=%" PRIu64 " wcerr=%" PRIu64
 	        " quar=%" PRIu64 " probes=%" PRIu64 " final=%u hq=%u digest=%" PRIu64
-	        " jain=%.6f fair_from=%.6f fair_gbps=%s qavg=%.0f vp99=%.3f total=%.6f timeline=%s\n",
+	        " jain=%.6f fair_from=%.6f fair_gbps=%s qavg=%.0f vp99=%.3f total=%.6f hp99=%.3f"
+	        " mp99=%.3f lp99=%.3f timeline=%s\n",
 	        r->scenario, r->arm, r->engine, r->duration_s, r->goodput_gbps, r->cpu_ms, r->vcpu_ms,
 	        r->p50_us, r->p99_us, r->p999_us, r->queue_peak_bytes, r->queue_peak_steady_bytes,
 	        r->pause_ms, r->bytes_lost,
@@ -926,7 +940,8 @@ void mcc_scn_result_write(FILE *f, const struct mcc_scn_result *r)
 	        r->task_states[0], r->task_states[1], r->task_states[2], r->task_states[3], r->defers,
 	        r->avoids, r->rail_pauses, r->wc_errors, r->quarantines, r->probes,
 	        r->watch_final_state, r->healthy_quarantined, r->digest, r->jain, r->fair_from_s, fair,
-	        r->qavg_bytes, r->vp99_us, r->total_gbps, r->state_timeline);
+	        r->qavg_bytes, r->vp99_us, r->total_gbps, r->prio_p99_us[0], r->prio_p99_us[1],
+	        r->prio_p99_us[2], r->state_timeline);
 }
 
 int mcc_scn_result_parse(const char *line, struct mcc_scn_result *r)
@@ -942,7 +957,8 @@ int mcc_scn_result_parse(const char *line, struct mcc_scn_result *r)
 	               " failed=%" SCNu64 " s0=%" SCNu64 " s1=%" SCNu64 " s2=%" SCNu64 " s3=%" SCNu64
 	               " defers=%" SCNu64 " avoids=%" SCNu64 " rail_pauses=%" SCNu64 " wcerr=%" SCNu64
 	               " quar=%" SCNu64 " probes=%" SCNu64 " final=%u hq=%u digest=%" SCNu64
-	               " jain=%lf fair_from=%lf fair_gbps=%1281s qavg=%lf vp99=%lf total=%lf timeline=%159s",
+	               " jain=%lf fair_from=%lf fair_gbps=%1281s qavg=%lf vp99=%lf total=%lf hp99=%lf"
+	               " mp99=%lf lp99=%lf timeline=%159s",
 	               r->scenario, r->arm, r->engine, &r->duration_s, &r->goodput_gbps, &r->cpu_ms,
 	               &r->vcpu_ms, &r->p50_us, &r->p99_us, &r->p999_us, &r->queue_peak_bytes,
 	               &r->queue_peak_steady_bytes,
@@ -952,8 +968,8 @@ int mcc_scn_result_parse(const char *line, struct mcc_scn_result *r)
 	               &r->avoids, &r->rail_pauses, &r->wc_errors, &r->quarantines, &r->probes,
 	               &r->watch_final_state, &r->healthy_quarantined, &r->digest, &r->jain,
 	               &r->fair_from_s, fair, &r->qavg_bytes, &r->vp99_us, &r->total_gbps,
-	               r->state_timeline);
-	if (n != 39)
+	               &r->prio_p99_us[0], &r->prio_p99_us[1], &r->prio_p99_us[2], r->state_timeline);
+	if (n != 42)
 		return -EINVAL;
 	if (strcmp(fair, "-")) {
 		char *save = NULL;

@@ -70,6 +70,8 @@ struct mcc_scn_result {
 	double vp99_us;           /* p99 completion latency of victim flows (0: none) */
 	double total_gbps;        /* verified bytes of every flow, victims included, over
 	                           * the bulk flows' active interval */
+	double prio_p99_us[3];    /* p99 completion latency of the flows at TENT priority
+	                           * HIGH, MEDIUM, LOW (victims included; 0: none) */
 	int measured;             /* MCC_SCN_MEAS_* (not in the RESULT line) */
 	uint64_t digest;          /* determinism digest (excludes real CPU) */
 	uint64_t posted;          /* WRs the hosts handed to the fabric */

@@ -283,6 +283,8 @@ static int h_host(struct pctx *c, int line, const char *section, const char *nam
 		NUM(parse_secs_ns(value, &s->recovery_ns));
 	else if (!strcmp(name, "tap"))
 		NUM(parse_bool(value, &s->tap));
+	else if (!strcmp(name, "qos"))
+		NUM(parse_bool(value, &s->qos));
 	else
 		return fail(c, line, "[%s]: unknown key '%s'", section, name);
 	return 1;
@@ -356,7 +358,16 @@ static int h_flow(struct pctx *c, int line, const char *section, const char *nam
 			NUM(parse_secs_ns(value, &f->stop_ns));
 		else if (!strcmp(name, "victim"))
 			NUM(parse_bool(value, &f->victim));
-		else
+		else if (!strcmp(name, "priority")) {
+			if (!strcmp(value, "high"))
+				f->priority = MCC_SPEC_PRIO_HIGH;
+			else if (!strcmp(value, "medium"))
+				f->priority = MCC_SPEC_PRIO_MEDIUM;
+			else if (!strcmp(value, "low"))
+				f->priority = MCC_SPEC_PRIO_LOW;
+			else
+				BAD("expected high, medium or low");
+		} else
 			return fail(c, line, "[%s]: unknown key '%s'", section, name);
 	}
 	return 1;

@@ -31,8 +31,12 @@ struct mcc_spec_flow {
 	uint64_t size, rate_bps, start_ns, stop_ns;
 	uint32_t outstanding;
 	int victim;
+	int priority;         /* MCC_SPEC_PRIO_* (TENT's request priority; TE ignores it) */
 	int line;
 };
+
+/* [flow] priority: TENT's TENT_PRIO_* values. */
+enum { MCC_SPEC_PRIO_HIGH = 0, MCC_SPEC_PRIO_MEDIUM = 1, MCC_SPEC_PRIO_LOW = 2 };
 
 struct mcc_spec_fault {
 	int kind;
@@ -57,6 +61,7 @@ struct mcc_spec {
 	uint32_t ib_timeout, ib_retry, rnr_retry, rail_pause_s, tent_rail_cooldown_s;
 	uint64_t recovery_ns;
 	int tap;
+	int qos;              /* [host] qos: [engine] qos = on in the generated policy ini */
 	char policy[MCC_SPEC_POLICY_MAX]; /* "[controller]\n..." or "" */
 	struct mcc_spec_flow flows[MCC_SPEC_MAX_FLOWS];
 	uint32_t nflows;
