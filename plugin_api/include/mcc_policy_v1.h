@@ -25,6 +25,7 @@
  *   endpoint to a remote NIC resolved    route_open          poster/submitter
  *   local-NIC handoff                    route_rebind        poster/monitor
  *   just before ibv_post_send            try_acquire         poster (lane)
+ *     ... of a slice with a QoS class    try_acquire_qos     poster (lane)
  *   WR not handed to hardware            release             poster (lane)
  *   ibv_poll_cq returned a WC            on_completion       poller (lane)
  *   teardown with no WC to come          release             owner of teardown
@@ -112,6 +113,41 @@ enum mcc_decision {
 	                * engine hands the slice to another local device before
 	                * it fails the slice; it never charges the slice's
 	                * error-retry budget for an AVOID */
+};
+
+/*
+ * QoS classes (v1.2): the priority of the work a slice belongs to, as the
+ * engine's own QoS orders it (TENT's Request::priority: 0 HIGH, 1 MEDIUM,
+ * 2 LOW). Passed to try_acquire_qos.
+ *
+ * `[engine] qos = on` (mcc.ini(5)) is the engine's statement that it runs
+ * QoS ordering beside the policy. What it changes: the engine keeps its
+ * priority queues (which queued slices it offers first, and promotion of
+ * work that waited too long), and its admission calls carry each slice's
+ * class: try_acquire_qos instead of try_acquire (mcc_engine.h:
+ * mcc_engine_try_acquire_qos). A class-aware module then serves the
+ * classes in order within one window: when the window is short it admits
+ * HIGH first, holding back a reserve for HIGH while HIGH work is active and
+ * admitting LOW only below the rest of the window; with no HIGH work it
+ * lends the whole window to the other classes (work-conserving). With
+ * `qos = off` (the default) the engine calls try_acquire and every slice
+ * is one class, as before v1.2.
+ *
+ * The RFC's single authority stays whole with it: the policy is still the
+ * only admission authority over the bytes a host posts. QoS orders and
+ * labels work, and never admits bytes of its own: there is no second
+ * window and no path around try_acquire_qos, whose answer is final for
+ * every class; a refused slice stays in its engine's queue for its class
+ * (queue owner keeps denied work), and `[engine] tent_cc_plugin` (a second
+ * controller) stays rejected beside a mode other than off. A module built
+ * before v1.2 has no try_acquire_qos: libmcc calls its try_acquire, the
+ * class ignored.
+ */
+enum mcc_qos_class {
+	MCC_QOS_HIGH = 0,
+	MCC_QOS_MEDIUM = 1,
+	MCC_QOS_LOW = 2,
+	MCC_QOS_CLASS_COUNT_ = 3
 };
 
 /* Internal path (domain) states of the RFC's state machine. */
@@ -507,6 +543,12 @@ struct mcc_domain_stats_v1 {
 	uint64_t drain_us;      /* last epoch's drain-time estimate */
 	uint64_t rate_bps;      /* measured delivery rate (bytes/s) */
 	uint64_t suppressed_deadlines; /* deadlines dropped for poller stall */
+	/* v1.2 (try_acquire_qos). The bytes of the window held back for HIGH
+	 * now (0 while no HIGH work is active), and the slices of each class
+	 * (enum mcc_qos_class) this domain refused (observe: would have
+	 * refused), the window and the reserve alike. */
+	uint64_t qos_reserve_bytes;
+	uint64_t qos_refused[MCC_QOS_CLASS_COUNT_];
 };
 
 /* domain_stats() selector. */
@@ -783,6 +825,27 @@ struct mcc_policy_v1 {
 	 *   its keys through cfg->module_get in init(), as before.
 	 */
 	int (*config_check)(const char *key, const char *value, char *why, size_t len);
+
+	/*
+	 * try_acquire_qos - HOT PATH (v1.2). try_acquire for a slice of QoS
+	 * class `qos_class` (enum mcc_qos_class): the same contract, results
+	 * and permit, and the window is shared in class order: while HIGH work
+	 * is active on a domain the module may keep part of its window for
+	 * HIGH and refuse (MCC_DEFER, reason BYTE_WINDOW) a MEDIUM or LOW slice
+	 * that would eat into it; it never refuses HIGH for a lower class's
+	 * sake, and with no HIGH work (or an empty domain) a lower class gets
+	 * the whole window. Observe mode admits and sets MCC_PERMIT_F_OBSERVED
+	 * when enforce would not. Refusals are counted per class in the domain
+	 * stats (qos_refused). The engine calls it when `[engine] qos = on`
+	 * (the enum's comment above). A module without it (struct_size below
+	 * this member, or NULL) gets libmcc's: its try_acquire, class ignored.
+	 * Thread: the lane's thread.
+	 * Errors: as try_acquire, and -EINVAL for a class above MCC_QOS_LOW
+	 * (the permit untouched).
+	 */
+	int (*try_acquire_qos)(mcc_lane *lane, mcc_route *route, uint64_t bytes, uint32_t generation,
+	                       const struct mcc_task_ref_v1 *task, uint32_t qos_class,
+	                       struct mcc_permit_v1 *permit);
 };
 
 /* Define the module's descriptor. Use exactly once per module, at file scope:
@@ -811,7 +874,7 @@ struct mcc_policy_v1 {
  * of it, so it never grows within major 1 (MCC_PERMIT_INIT sets struct_size
  * to MCC_PERMIT_V1_SIZE; try_acquire rejects a smaller one with -EINVAL). */
 #define MCC_POLICY_V1_0_SIZE 200u     /* struct mcc_policy_v1 (module descriptor) */
-#define MCC_POLICY_V1_2_SIZE 208u     /* v1.2: config_check */
+#define MCC_POLICY_V1_2_SIZE 216u     /* v1.2: config_check, try_acquire_qos */
 #define MCC_HOST_V1_0_SIZE 64u        /* struct mcc_host_v1 */
 #define MCC_CONFIG_V1_0_SIZE 112u     /* struct mcc_config_v1 */
 #define MCC_INIT_OUT_V1_0_SIZE 24u    /* struct mcc_init_out_v1 */
@@ -824,6 +887,7 @@ struct mcc_policy_v1 {
 #define MCC_SIGNAL_V1_0_SIZE 88u      /* struct mcc_signal_v1 */
 #define MCC_TASK_DETAIL_V1_0_SIZE 184u /* struct mcc_task_detail_v1 */
 #define MCC_DOMAIN_STATS_V1_0_SIZE 168u /* struct mcc_domain_stats_v1 */
+#define MCC_DOMAIN_STATS_V1_2_SIZE 200u /* v1.2: qos_reserve_bytes, qos_refused */
 #define MCC_PERMIT_V1_SIZE 72u        /* struct mcc_permit_v1: never grows in major 1 */
 
 /* ------------------------------------------------------------ frozen layout */
@@ -845,8 +909,10 @@ MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, dump) == 192, "v1 layout");
  * which grows with the next minor). */
 MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, dump) + sizeof(void (*)(void)) ==
                       MCC_POLICY_V1_0_SIZE, "v1.0 size");
-MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, config_check) + sizeof(void (*)(void)) ==
-                      MCC_POLICY_V1_2_SIZE, "v1.2 config_check");
+MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, config_check) == MCC_POLICY_V1_0_SIZE,
+                  "v1.2 config_check");
+MCC_STATIC_ASSERT(offsetof(struct mcc_policy_v1, try_acquire_qos) + sizeof(void (*)(void)) ==
+                      MCC_POLICY_V1_2_SIZE, "v1.2 size");
 MCC_STATIC_ASSERT(sizeof(struct mcc_permit_v1) == MCC_PERMIT_V1_SIZE, "permit size");
 MCC_STATIC_ASSERT(offsetof(struct mcc_permit_v1, bytes) == 24, "permit layout");
 MCC_STATIC_ASSERT(offsetof(struct mcc_permit_v1, task) == 40, "permit layout");
@@ -855,7 +921,9 @@ MCC_STATIC_ASSERT(sizeof(struct mcc_async_event_v1) == MCC_ASYNC_EVENT_V1_0_SIZE
 MCC_STATIC_ASSERT(sizeof(struct mcc_signal_v1) == MCC_SIGNAL_V1_0_SIZE, "signal size");
 MCC_STATIC_ASSERT(sizeof(struct mcc_task_ref_v1) == 24, "task ref size");
 MCC_STATIC_ASSERT(sizeof(struct mcc_task_detail_v1) == MCC_TASK_DETAIL_V1_0_SIZE, "detail size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_domain_stats_v1) == MCC_DOMAIN_STATS_V1_0_SIZE, "stats size");
+MCC_STATIC_ASSERT(offsetof(struct mcc_domain_stats_v1, qos_reserve_bytes) ==
+                      MCC_DOMAIN_STATS_V1_0_SIZE, "stats v1.0");
+MCC_STATIC_ASSERT(sizeof(struct mcc_domain_stats_v1) == MCC_DOMAIN_STATS_V1_2_SIZE, "stats size");
 MCC_STATIC_ASSERT(sizeof(struct mcc_host_v1) == MCC_HOST_V1_0_SIZE, "host table size");
 MCC_STATIC_ASSERT(sizeof(struct mcc_config_v1) == MCC_CONFIG_V1_0_SIZE, "config size");
 MCC_STATIC_ASSERT(offsetof(struct mcc_device_desc_v1, flags) == MCC_DEVICE_DESC_V1_0_SIZE, "dev desc v1.0");

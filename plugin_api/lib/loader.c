@@ -48,6 +48,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,10 +200,33 @@ static void fallback_prepare(void)
 
 /* --------------------------------------------------------- validation */
 
+typedef int (*mcc_acquire_fn)(mcc_lane *, mcc_route *, uint64_t, uint32_t,
+                              const struct mcc_task_ref_v1 *, struct mcc_permit_v1 *);
+
+/* try_acquire_qos of a module that has a try_acquire but no
+ * try_acquire_qos (one built before ABI 1.2): that try_acquire, the class
+ * checked and otherwise ignored. libmcc holds at most one loaded module per
+ * process (`loaded`, below), so its try_acquire is a process-wide value:
+ * set by normalise() under `lock` before the instance is handed out, read
+ * here without a lock. */
+static _Atomic(mcc_acquire_fn) qos_compat_target;
+
+static int qos_compat(mcc_lane *lane, mcc_route *route, uint64_t bytes, uint32_t generation,
+                      const struct mcc_task_ref_v1 *task, uint32_t qos_class,
+                      struct mcc_permit_v1 *permit)
+{
+	if (qos_class >= MCC_QOS_CLASS_COUNT_)
+		return -EINVAL;
+	return atomic_load_explicit(&qos_compat_target, memory_order_relaxed)(
+	    lane, route, bytes, generation, task, permit);
+}
+
 /* Normalise a descriptor: copy what the module has (at most our v1 size; a
  * later minor's tail is ignored), then fill every NULL or absent slot with
  * the built-in null policy's callback (null_builtin.c), so the fast path
- * never tests for NULL. */
+ * never tests for NULL. A missing try_acquire_qos beside the module's own
+ * try_acquire becomes qos_compat (above); a missing config_check, the
+ * "not validated" answer (below). */
 static void normalise(struct mcc_policy_v1 *t, const struct mcc_policy_v1 *desc)
 {
 	const struct mcc_policy_v1 *nul = &mcc__null_builtin_v1;
@@ -211,6 +235,10 @@ static void normalise(struct mcc_policy_v1 *t, const struct mcc_policy_v1 *desc)
 	memset(t, 0, sizeof(*t));
 	memcpy(t, desc, n);
 	t->struct_size = sizeof(*t);
+	if (!t->try_acquire_qos && t->try_acquire) {
+		atomic_store_explicit(&qos_compat_target, t->try_acquire, memory_order_relaxed);
+		t->try_acquire_qos = qos_compat;
+	}
 #define FILL(m)                                                                                    \
 	do {                                                                                       \
 		if (!t->m)                                                                         \
@@ -236,6 +264,7 @@ static void normalise(struct mcc_policy_v1 *t, const struct mcc_policy_v1 *desc)
 	FILL(batch_free);
 	FILL(domain_stats);
 	FILL(dump);
+	FILL(try_acquire_qos);
 #undef FILL
 	/* v1.2: without config_check the host does not validate the module's
 	 * section (the null policy's would refuse every key). */
@@ -244,8 +273,8 @@ static void normalise(struct mcc_policy_v1 *t, const struct mcc_policy_v1 *desc)
 }
 /* A member appended to struct mcc_policy_v1 needs its line in normalise(). */
 _Static_assert(sizeof(struct mcc_policy_v1) ==
-                       offsetof(struct mcc_policy_v1, config_check) +
-                               sizeof(((struct mcc_policy_v1 *)0)->config_check),
+                   offsetof(struct mcc_policy_v1, try_acquire_qos) +
+                       sizeof(((struct mcc_policy_v1 *)0)->try_acquire_qos),
                "normalise() must fill every callback of struct mcc_policy_v1");
 
 /* Copy a module-supplied string for a message (it may be anything). */

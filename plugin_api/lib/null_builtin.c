@@ -205,6 +205,17 @@ static int null_try_acquire(mcc_lane *lane, mcc_route *route, uint64_t bytes, ui
 	return MCC_ADMIT;
 }
 
+/* One window-less class: every class is admitted alike; an unknown class is
+ * bad input. */
+static int null_try_acquire_qos(mcc_lane *lane, mcc_route *route, uint64_t bytes,
+                                uint32_t generation, const struct mcc_task_ref_v1 *task,
+                                uint32_t qos_class, struct mcc_permit_v1 *permit)
+{
+	if (qos_class >= MCC_QOS_CLASS_COUNT_)
+		return -EINVAL;
+	return null_try_acquire(lane, route, bytes, generation, task, permit);
+}
+
 static int null_release(mcc_lane *lane, struct mcc_permit_v1 *permit, uint64_t bytes, uint32_t reason)
 {
 	(void)lane;
@@ -356,4 +367,5 @@ const struct mcc_policy_v1 mcc__null_builtin_v1 = {
 	.domain_stats = null_domain_stats,
 	.dump = null_dump,
 	.config_check = null_config_check,
+	.try_acquire_qos = null_try_acquire_qos,
 };

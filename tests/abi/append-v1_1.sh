@@ -1,11 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# append-v1_1.sh PLUGIN_API_DIR OUTDIR - write a "v1.1" copy of libmcc's
-# sources to OUTDIR: mcc_policy_v1.h with one callback appended to struct
-# mcc_policy_v1, and loader.c taught about it, exactly as a v1.1 change
-# would be written (a FILL() line; the size assert names the new last
-# member). tests/abi/test_append links this copy and must keep loading a
-# module built against the v1.0 header snapshot.
+# append-v1_1.sh PLUGIN_API_DIR OUTDIR - write a copy of libmcc's sources
+# of a later minor to OUTDIR: mcc_policy_v1.h with one callback appended to
+# struct mcc_policy_v1 (after the last member, try_acquire_qos of v1.2), and
+# loader.c taught about it, exactly as such a change would be written (a
+# FILL() line; the size assert names the new last member).
+# tests/abi/test_append links this copy and must keep loading a module
+# built against the v1.0 header snapshot.
 set -eu
 in=$1 out=$2
 mkdir -p "$out"

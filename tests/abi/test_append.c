@@ -3,11 +3,12 @@
  * test_append.c - the append-only promise of ABI v1, tested across minors.
  * This program is linked with a "v1.1" libmcc: the loader's sources compiled
  * against a copy of mcc_policy_v1.h with one callback appended to struct
- * mcc_policy_v1 (tests/abi/Makefile.inc generates it, as a v1.1 developer
- * would write it). It must keep loading a module built against the frozen
- * v1.0 header snapshot (tests/abi/v1_0/), whose descriptor is 8 bytes
- * smaller, and fill the appended slot itself; and it must still refuse a
- * descriptor smaller than v1.0.
+ * mcc_policy_v1 after the v1.2 members (tests/abi/Makefile.inc generates it,
+ * as the developer of a later minor would write it). It must keep loading a
+ * module built against the frozen v1.0 header snapshot (tests/abi/v1_0/),
+ * whose descriptor is 24 bytes smaller, and fill the slots it lacks itself
+ * (the v1.2 try_acquire_qos and the appended one); and it must still refuse
+ * a descriptor smaller than v1.0.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,7 @@ static void test_v1_0_module_loads_after_an_append(void)
 	/* v1.2's config_check, absent from a v1.0 descriptor: filled by the
 	 * host, which then does not validate the module's section. */
 	CU_ASSERT_PTR_NOT_NULL(ops->config_check);
+	CU_ASSERT_PTR_NOT_NULL(ops->try_acquire_qos); /* v1.2, filled by the host */
 	mcc_instance_release(inst);
 }
 

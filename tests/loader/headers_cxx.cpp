@@ -28,6 +28,8 @@ static void test_cxx_sees_the_c_abi(void)
 	CU_ASSERT_EQUAL(cfg.policy.mode, static_cast<uint32_t>(MCC_MODE_OFF));
 	CU_ASSERT_EQUAL(sizeof(mcc_policy), sizeof(struct mcc_policy_v1));
 	CU_ASSERT_EQUAL(MCC_POLICY_ABI_CURRENT, MCC_ABI(1, 2));
+	CU_ASSERT_EQUAL(sizeof(struct mcc_policy_v1), MCC_POLICY_V1_2_SIZE);
+	CU_ASSERT_EQUAL(sizeof(struct mcc_domain_stats_v1), MCC_DOMAIN_STATS_V1_2_SIZE);
 	CU_ASSERT_STRING_EQUAL(mcc_strerror(-EPROTO), "module ABI mismatch");
 
 	mcc_loader_opts o;
@@ -39,6 +41,7 @@ static void test_cxx_sees_the_c_abi(void)
 	CU_ASSERT_EQUAL(mcc_instance_acquire(&o, &inst), 0);
 	const mcc_policy_v1 *ops = mcc_instance_ops(inst);
 	CU_ASSERT_PTR_NOT_NULL(ops);
+	CU_ASSERT_PTR_NOT_NULL(ops->try_acquire_qos);
 	mcc_permit_v1 permit = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(permit.struct_size, sizeof(permit));
 	CU_ASSERT_EQUAL(mcc_instance_mode(inst), MCC_MODE_OFF);

@@ -565,6 +565,51 @@ static void test_qos_is_allowed_beside_a_policy(void)
 	lt_log_fini(&log);
 }
 
+/* A module built before ABI 1.2 has a try_acquire and no try_acquire_qos:
+ * the normalised table's try_acquire_qos is its try_acquire, class ignored
+ * (an unknown class is still -EINVAL); a module with neither gets the null
+ * module's. */
+static void test_pre_qos_module_gets_its_own_acquire_for_every_class(void)
+{
+	struct lt_log log;
+	mcc_instance *inst = NULL;
+
+	lt_log_init(&log);
+	CU_ASSERT_EQUAL_FATAL(acquire_ini(&log, &inst,
+	                                  "[policy]\nmode = off\nmodule = preqos\nmodule_dir = %s\n"
+	                                  "[engine]\nqos = on\n",
+	                                  baddir),
+	                      0);
+	const struct mcc_policy_v1 *ops = mcc_instance_ops(inst);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ops->try_acquire_qos);
+	for (uint32_t c = 0; c < MCC_QOS_CLASS_COUNT_; c++) {
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
+		CU_ASSERT_EQUAL(ops->try_acquire_qos(NULL, NULL, 4096, 1, NULL, c, &p), MCC_DEFER);
+		CU_ASSERT_EQUAL(p.module64, 0x5150);
+	}
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(ops->try_acquire_qos(NULL, NULL, 4096, 1, NULL, MCC_QOS_CLASS_COUNT_, &p),
+	                -EINVAL);
+	CU_ASSERT_EQUAL(p.module64, 0);
+	mcc_instance_release(inst);
+	assert_nothing_loaded();
+
+	/* neither slot: the null module's (admits; an unknown class is -EINVAL) */
+	CU_ASSERT_EQUAL_FATAL(acquire_ini(&log, &inst,
+	                                  "[policy]\nmode = off\nmodule = baseline\nmodule_dir = %s\n",
+	                                  baddir),
+	                      0);
+	ops = mcc_instance_ops(inst);
+	mcc_route *tok = (mcc_route *)(uintptr_t)&log;
+	CU_ASSERT_EQUAL(ops->try_acquire_qos(NULL, tok, 4096, 1, NULL, MCC_QOS_LOW, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(ops->release(NULL, &p, 4096, MCC_REL_NOT_POSTED), 0);
+	struct mcc_permit_v1 q = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(ops->try_acquire_qos(NULL, tok, 4096, 1, NULL, 7, &q), -EINVAL);
+	mcc_instance_release(inst);
+	assert_nothing_loaded();
+	lt_log_fini(&log);
+}
+
 /* ------------------------------------------------- single authority */
 
 static void test_same_module_is_shared_and_reference_counted(void)
@@ -1153,6 +1198,7 @@ MCC_CU_SUITE(t_init_loader_tests, "loader", suite_init, suite_clean,
              test_config_errors_leave_the_controller_off,
              test_tent_plugin_beside_enforce_leaves_the_controller_off,
              test_qos_is_allowed_beside_a_policy,
+             test_pre_qos_module_gets_its_own_acquire_for_every_class,
              test_same_module_is_shared_and_reference_counted,
              test_shared_module_with_another_mode_is_refused,
              test_shared_module_with_another_config_is_refused,

@@ -338,7 +338,7 @@ static void test_descriptor_struct_size_zero_is_refused(void)
 	bi_bad_module("badsize0", MCC_MODE_ENFORCE, 0);
 }
 
-/* struct_size 0xffffffff on a 200-byte descriptor. The ABI's growth rule
+/* struct_size 0xffffffff on a descriptor of this header's size. The ABI's growth rule
  * (a later minor's tail is ignored) makes a larger size legal, and libmcc
  * accepts it (BAD_INPUTS.md row 7) without trusting the size: it copies only
  * its own table (an over-read of the symbol would fault or be reported by

@@ -19,6 +19,9 @@
  *                   unresolved symbols allowed: dlopen(RTLD_NOW) must fail)
  *   BAD_CTOR        add an ELF constructor (what the ABI forbids; used by
  *                   exports.sh to prove that its constructor check works)
+ *   BAD_ACQUIRE     a try_acquire of its own (answers MCC_DEFER, marks the
+ *                   permit's module64 with 0x5150); with BAD_SIZE=200, a
+ *                   module built before ABI 1.2 (no try_acquire_qos)
  *
  * With no knob but BAD_ID this is a valid minimal module ("baseline"):
  * everything except init left NULL, filled by the loader.
@@ -107,6 +110,23 @@ __attribute__((constructor)) static void bad_ctor(void)
 }
 #endif
 
+#ifdef BAD_ACQUIRE
+static int bad_try_acquire(mcc_lane *lane, mcc_route *route, uint64_t bytes, uint32_t generation,
+                           const struct mcc_task_ref_v1 *task, struct mcc_permit_v1 *permit)
+{
+	(void)lane;
+	(void)route;
+	(void)bytes;
+	(void)generation;
+	(void)task;
+	permit->module64 = 0x5150;
+	return MCC_DEFER;
+}
+#define BAD_TRY_ACQUIRE bad_try_acquire
+#else
+#define BAD_TRY_ACQUIRE NULL
+#endif
+
 #ifndef BAD_NOSYM
 MCC_POLICY_V1_DEFINE = {
 	.abi_version = MCC_ABI(BAD_MAJOR, 0),
@@ -116,6 +136,7 @@ MCC_POLICY_V1_DEFINE = {
 	.mode = BAD_MODE,
 	.caps = BAD_CAPS,
 	.init = BAD_INIT,
+	.try_acquire = BAD_TRY_ACQUIRE,
 };
 #else
 /* Something is exported, just not the descriptor. */
