@@ -10,6 +10,7 @@
  *   evidence.c  per-task evidence: lane rings, bounded table, task_query
  *   recorder.c  observe mode's lock-free signal recorder and dump()
  *   policy.c    init/fini, domain lifecycle, domain_stats, the vtable
+ *   qos.c       try_acquire_qos: the window shared in class order
  *
  * Synchronisation:
  *   - hot path (try_acquire, release, on_completion, poller_progress): no
@@ -60,6 +61,11 @@
 /* credit mode needs this many admissions in the last epoch: below it a
  * shared CAS per slice costs nothing measurable and keeps stats exact */
 #define MCC_CREDIT_MIN_ADMITS 64u
+/* the QoS reserve (qos.c): one of HIGH's largest slices, at most half the
+ * window, while HIGH called within the last 2 epochs */
+#define MCC_QOS_RESERVE_SLICES 1u
+#define MCC_QOS_RESERVE_PERCENT 50u
+#define MCC_QOS_HOLD_EPOCHS 2u
 
 #define RLX memory_order_relaxed
 #define ACQ memory_order_acquire
@@ -136,6 +142,10 @@ struct mcc_params {
 	uint32_t evidence_tasks;
 	uint32_t recorder_entries;
 	uint32_t credit_min_admits; /* [module.<name>] credit_min_admits */
+	/* [module.<name>] keys of the QoS reserve (qos.c) */
+	uint32_t qos_reserve_slices;  /* reserve: this many of HIGH's largest slice */
+	uint32_t qos_reserve_percent; /* ... at most this share of the window */
+	uint32_t qos_hold_epochs;     /* HIGH is active this long after its last call */
 };
 
 /* ------------------------------------------------------------------ domains */
@@ -271,6 +281,11 @@ struct mcc_dom {
 	_Atomic uint32_t wq;             /* on that stack */
 	_Atomic uint32_t meta_stale_gen; /* route: generation with stale metadata */
 	uint32_t idx;
+	/* QoS (qos.c): epoch_no of the last HIGH try_acquire_qos (0: none),
+	 * HIGH's largest slice, refusals per class (refuse()) */
+	_Atomic uint64_t qos_high_ep;
+	_Atomic uint64_t qos_high_slice;
+	_Atomic uint64_t qos_refused[MCC_QOS_CLASS_COUNT_];
 
 	struct mcc_ctl cs; /* cold */
 	struct mcc_dom *next, *prev; /* core list (cold) */
@@ -436,7 +451,7 @@ struct mcc_lane {
 	/* seqlock of slot rebinds (odd while a slot folds its counters into a
 	 * domain), so scans never count a folded value twice */
 	_Atomic uint32_t seq;
-	uint32_t reserved0;
+	uint32_t qos_cls; /* class + 1 of the try_acquire_qos in progress, 0: none */
 	struct mcc_evring ring;
 	struct mcc_spillring spill;
 	struct mcc_okcache ok[MCC_EV_OKCACHE];
@@ -685,6 +700,16 @@ int mcc_core_acquire_general(struct mcc_lane *lane, struct mcc_route *r, uint64_
                              struct mcc_permit_v1 *p);
 int mcc_core_release_general(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t bytes,
                              uint32_t reason);
+/* A refusal (MCC_DEFER / MCC_AVOID) by domain `by` decided outside the
+ * admission paths (qos.c): counted, recorded, the permit left dead. */
+int mcc_core_refuse(struct mcc_lane *lane, struct mcc_route *r, struct mcc_device *dv,
+                    struct mcc_dom *by, int decision, uint64_t bytes, uint32_t generation,
+                    const struct mcc_task_ref_v1 *task, struct mcc_permit_v1 *p);
+
+/* ------------------------------------------------------------------ qos.c */
+
+/* try_acquire_qos is declared in policy.h. The bytes of d's window held back for HIGH now (domain_stats). */
+uint64_t mcc_qos_reserve(const struct mcc_core *core, const struct mcc_dom *d);
 void mcc_core_completion_general(struct mcc_lane *lane, struct mcc_permit_v1 *p,
                                  const struct mcc_completion_v1 *wc);
 

@@ -741,6 +741,9 @@ static COLD int refuse(struct mcc_lane *lane, struct mcc_route *r, struct mcc_de
 	uint32_t scope = by->kind == MCC_DOM_DEVICE ? MCC_SCOPE_DEVICE : MCC_SCOPE_ROUTE;
 	uint32_t st = mcc_ctl_state(atomic_load_explicit(&by->ctl, RLX));
 
+	if (lane->qos_cls) /* a try_acquire_qos call (qos.c) */
+		atomic_fetch_add_explicit(&by->qos_refused[lane->qos_cls - 1], 1, RLX);
+
 	if (core->mode == MCC_MODE_OBSERVE) {
 		atomic_fetch_add_explicit(decision == MCC_DEFER ? &by->would_defer : &by->would_avoid,
 		                          1, RLX);
@@ -759,6 +762,13 @@ static COLD int refuse(struct mcc_lane *lane, struct mcc_route *r, struct mcc_de
 	 * into it, so this comes last */
 	*p = (struct mcc_permit_v1){ .struct_size = p->struct_size, .reason = c.reason };
 	return decision;
+}
+
+int mcc_core_refuse(struct mcc_lane *lane, struct mcc_route *r, struct mcc_device *dv,
+                    struct mcc_dom *by, int decision, uint64_t bytes, uint32_t generation,
+                    const struct mcc_task_ref_v1 *task, struct mcc_permit_v1 *p)
+{
+	return refuse(lane, r, dv, by, decision, bytes, generation, task, p);
 }
 
 /* Fill a permit admitted on (r, dv). */

@@ -27,6 +27,10 @@ struct core_key {
 static const struct core_key core_keys[] = {
 	/* admissions per epoch before a domain caches lane credit (0: always) */
 	{ "credit_min_admits", offsetof(struct mcc_params, credit_min_admits), 0, 1000000000u },
+	/* the HIGH reserve of try_acquire_qos (modules/core/README.md "QoS") */
+	{ "qos_reserve_slices", offsetof(struct mcc_params, qos_reserve_slices), 0, 64u },
+	{ "qos_reserve_percent", offsetof(struct mcc_params, qos_reserve_percent), 0, 100u },
+	{ "qos_hold_epochs", offsetof(struct mcc_params, qos_hold_epochs), 0, 1000000u },
 };
 #define CORE_KEYS (sizeof(core_keys) / sizeof(core_keys[0]))
 
@@ -66,7 +70,8 @@ int mcc_core_config_check(const char *key, const char *value, char *why, size_t 
 	for (size_t i = 0; i < CORE_KEYS; i++)
 		if (strcmp(key, core_keys[i].name) == 0)
 			return core_key_parse(&core_keys[i], value, &v, why, len);
-	snprintf(why, len, "keys: credit_min_admits");
+	snprintf(why, len, "keys: credit_min_admits, qos_reserve_slices, qos_reserve_percent, "
+	                   "qos_hold_epochs");
 	return -ENOENT;
 }
 
@@ -93,6 +98,9 @@ static void params_from(struct mcc_params *p, const struct mcc_config_v1 *cfg)
 		.evidence_tasks = MCC_DEFAULT_EVIDENCE_TASKS,
 		.recorder_entries = MCC_DEFAULT_RECORDER_ENTRIES,
 		.credit_min_admits = MCC_CREDIT_MIN_ADMITS,
+		.qos_reserve_slices = MCC_QOS_RESERVE_SLICES,
+		.qos_reserve_percent = MCC_QOS_RESERVE_PERCENT,
+		.qos_hold_epochs = MCC_QOS_HOLD_EPOCHS,
 	};
 	if (!cfg)
 		return;
@@ -581,6 +589,9 @@ int mcc_core_domain_stats(void *ctx, int kind, const void *domain, struct mcc_do
 	s.drain_us = d->cs.drain_us;
 	s.rate_bps = d->cs.rate;
 	s.suppressed_deadlines = atomic_load_explicit(&d->suppressed, RLX);
+	s.qos_reserve_bytes = mcc_qos_reserve(core, d);
+	for (int c = 0; c < MCC_QOS_CLASS_COUNT_; c++)
+		s.qos_refused[c] = atomic_load_explicit(&d->qos_refused[c], RLX);
 	pthread_mutex_unlock(&core->lock);
 	s.struct_size = out->struct_size;
 	memcpy(out, &s, out->struct_size < sizeof(s) ? out->struct_size : sizeof(s));

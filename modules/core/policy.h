@@ -32,6 +32,9 @@ int mcc_core_route_rebind(void *ctx, mcc_route *route, mcc_device *dev, uint32_t
 void mcc_core_route_close(void *ctx, mcc_route *route);
 int mcc_core_try_acquire(mcc_lane *lane, mcc_route *route, uint64_t bytes, uint32_t generation,
                          const struct mcc_task_ref_v1 *task, struct mcc_permit_v1 *permit);
+int mcc_core_try_acquire_qos(mcc_lane *lane, mcc_route *route, uint64_t bytes,
+                             uint32_t generation, const struct mcc_task_ref_v1 *task,
+                             uint32_t qos_class, struct mcc_permit_v1 *permit);
 int mcc_core_release(mcc_lane *lane, struct mcc_permit_v1 *permit, uint64_t bytes, uint32_t reason);
 void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit_v1 *permit,
                             const struct mcc_completion_v1 *wc);
@@ -75,6 +78,7 @@ int mcc_core_config_check(const char *key, const char *value, char *why, size_t 
 		.domain_stats = mcc_core_domain_stats,                        \
 		.dump = mcc_core_dump,                                        \
 		.config_check = mcc_core_config_check,                        \
+		.try_acquire_qos = mcc_core_try_acquire_qos,                  \
 	}
 
 /* A module over the core, its mode stated once: the init that runs the core
