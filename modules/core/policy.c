@@ -27,7 +27,7 @@ struct core_key {
 static const struct core_key core_keys[] = {
 	/* admissions per epoch before a domain caches lane credit (0: always) */
 	{ "credit_min_admits", offsetof(struct mcc_params, credit_min_admits), 0, 1000000000u },
-	/* the HIGH reserve of try_acquire_qos (modules/core/README.md "QoS") */
+	/* the HIGH reserve of try_acquire_qos (modules/core/README.md, QoS classes) */
 	{ "qos_reserve_slices", offsetof(struct mcc_params, qos_reserve_slices), 0, 64u },
 	{ "qos_reserve_percent", offsetof(struct mcc_params, qos_reserve_percent), 0, 100u },
 	{ "qos_hold_epochs", offsetof(struct mcc_params, qos_hold_epochs), 0, 1000000u },

@@ -176,7 +176,10 @@ private:
 
 class Permit {
 public:
-	Permit(const Engine &eng, const Lane &lane) noexcept : ops_(eng.ops()), lane_(lane.get()) {}
+	Permit(const Engine &eng, const Lane &lane) noexcept
+	    : eng_(eng.get()), ops_(eng.ops()), lane_(lane.get())
+	{
+	}
 	~Permit() { release(MCC_REL_CANCELLED); }
 	Permit(const Permit &) = delete;
 	Permit &operator=(const Permit &) = delete;
@@ -188,6 +191,17 @@ public:
 		if (!lane_ || !r)
 			return -EINVAL;
 		return ops_->try_acquire(lane_, r.cc(), bytes, r.generation(), task, &p_);
+	}
+	/* the same for a slice of QoS class qos_class (enum mcc_qos_class):
+	 * mcc_engine_try_acquire_qos, whose class counts only with
+	 * [engine] qos = on */
+	int acquire_qos(const Route &r, std::uint64_t bytes, std::uint32_t qos_class,
+	                const mcc_task_ref_v1 *task = nullptr) noexcept
+	{
+		if (!lane_ || !r)
+			return -EINVAL;
+		return mcc_engine_try_acquire_qos(eng_, lane_, r.cc(), bytes, r.generation(), task,
+		                                  qos_class, &p_);
 	}
 	/* release every live byte (no WC will come for them): 0, or 0 when
 	 * nothing is live */
@@ -207,6 +221,7 @@ public:
 	const mcc_permit_v1 &raw() const noexcept { return p_; }
 
 private:
+	const mcc_engine *eng_;
 	const mcc_policy_v1 *ops_;
 	mcc_lane *lane_;
 	mcc_permit_v1 p_ = MCC_PERMIT_INIT;

@@ -10,6 +10,7 @@
  *   clock                mcc_engine_now                        any
  *   lanes                mcc_engine_lane_open / _close / _get  worker construction
  *   tick driver          mcc_engine_tick_if_due, tick thread   poller / libmcc
+ *   QoS admission        mcc_engine_try_acquire_qos, _qos      poster (lane)
  *   routes               mcc_engine_route_open / _lookup /     resolver, any
  *                        _put / _close / _renew
  *   async routing        mcc_engine_qp_add / _remove,          resolver / monitor
@@ -46,6 +47,7 @@
  * the struct's first released size (its *_V1_0_SIZE) is -EINVAL and nothing
  * of it is read; a larger one (a later release) is read up to what this
  * library knows. Nothing here is on the policy's hot path except
+ * mcc_engine_try_acquire_qos (one load and one indirect call),
  * mcc_engine_tick_if_due (one atomic load when not due),
  * mcc_engine_room_seq (one atomic load) and mcc_engine_room_notify (one
  * atomic add and one load; a system call only when a worker is parked).
@@ -231,6 +233,30 @@ mcc_lane *mcc_engine_lane_get(mcc_engine *e, mcc_lane_ref ref);
  * Errors: none.
  */
 int mcc_engine_tick_if_due(mcc_engine *e, uint64_t now_ns);
+
+/* ------------------------------------------------- class-aware admission */
+
+/*
+ * mcc_engine_try_acquire_qos - the admission call of an engine whose work
+ * has QoS classes (TENT's request priorities; enum mcc_qos_class in
+ * mcc_policy_v1.h, which says what `[engine] qos = on` changes). With
+ * qos = on in the instance's configuration it calls the policy's
+ * try_acquire_qos with `qos_class`; with qos = off it calls try_acquire and
+ * the class is not looked at, so an engine can pass its classes always and
+ * leave the choice to the configuration. Arguments, results and permit are
+ * try_acquire's (mcc_policy_v1.h).
+ * Thread: the lane's thread (HOT PATH: one load and one indirect call, no
+ * lock). Errors: the policy's (-EINVAL, also for a class above
+ * MCC_QOS_LOW with qos = on).
+ */
+int mcc_engine_try_acquire_qos(const mcc_engine *e, mcc_lane *lane, mcc_route *route,
+                               uint64_t bytes, uint32_t generation,
+                               const struct mcc_task_ref_v1 *task, uint32_t qos_class,
+                               struct mcc_permit_v1 *permit);
+
+/* 1 when the instance's configuration has `[engine] qos = on`, else 0.
+ * Thread: any. Errors: none. */
+int mcc_engine_qos(const mcc_engine *e);
 
 /* The retry-after hint for a refused slice: one epoch in ns (the window and
  * the path states change at most once per tick). Thread: any. */

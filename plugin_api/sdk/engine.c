@@ -251,6 +251,8 @@ int mcc_engine_open(const struct mcc_engine_opts *opts, mcc_engine **out)
 	int on = mcc_instance_mode(e->inst) != MCC_MODE_OFF;
 	e->sig_mask = on ? mcc_instance_signal_mask(e->inst) : 0;
 	e->want_async = on && mcc_instance_wants_async_events(e->inst);
+	const struct mcc_config *cfg = mcc_instance_config(e->inst);
+	e->qos = cfg && cfg->qos_enabled;
 	e->next_route_id = 1;
 	e->next_cq_id = 1;
 	pthread_mutex_lock(&g_mu);
@@ -466,6 +468,21 @@ int mcc_engine_tick_if_due(mcc_engine *e, uint64_t now_ns)
 	atomic_store_explicit(&h->due, now_ns + h->epoch_ns, memory_order_release);
 	room_bump(h);
 	return 1;
+}
+
+int mcc_engine_try_acquire_qos(const mcc_engine *e, mcc_lane *lane, mcc_route *route,
+                               uint64_t bytes, uint32_t generation,
+                               const struct mcc_task_ref_v1 *task, uint32_t qos_class,
+                               struct mcc_permit_v1 *permit)
+{
+	if (!e->qos) /* one class: the call of an engine without QoS */
+		return e->ops->try_acquire(lane, route, bytes, generation, task, permit);
+	return e->ops->try_acquire_qos(lane, route, bytes, generation, task, qos_class, permit);
+}
+
+int mcc_engine_qos(const mcc_engine *e)
+{
+	return e->qos;
 }
 
 uint64_t mcc_engine_retry_after_ns(const mcc_engine *e)

@@ -48,6 +48,7 @@ struct mcc_engine {
 	struct mcc_engine_hub *hub;
 	uint64_t sig_mask;
 	int want_async;
+	int qos; /* [engine] qos = on: mcc_engine_try_acquire_qos passes the class */
 	void (*log)(void *, int, const char *, ...);
 	void *log_arg;
 	/* tick thread (MCC_ENGINE_TICK_THREAD) */

@@ -33,7 +33,7 @@ static uint64_t fake_clock(void *arg)
 }
 
 static struct lt_log logbuf;
-static char tmpdir[LT_PATH], ini_enforce[LT_PATH];
+static char tmpdir[LT_PATH], ini_enforce[LT_PATH], ini_qos[LT_PATH];
 
 static int suite_init(void)
 {
@@ -42,7 +42,9 @@ static int suite_init(void)
 		mcc_cu_skip("MCC_TEST_MODULE_DIR not set (run from make check)");
 	if (lt_mkdtemp(tmpdir, sizeof(tmpdir)) != 0 ||
 	    lt_write(tmpdir, "enforce.ini", "[policy]\nmode = enforce\n", 0600, ini_enforce,
-	             sizeof(ini_enforce)) != 0)
+	             sizeof(ini_enforce)) != 0 ||
+	    lt_write(tmpdir, "qos.ini", "[policy]\nmode = enforce\n[engine]\nqos = on\n", 0600,
+	             ini_qos, sizeof(ini_qos)) != 0)
 		return -1;
 	lt_log_init(&logbuf);
 	return 0;
@@ -539,6 +541,62 @@ static void test_defer_parking(void)
 	mcc_engine_close(e);
 }
 
+/* mcc_engine_try_acquire_qos: with [engine] qos = on the class reaches the
+ * policy (a LOW slice stops short of the reserve HIGH's call opened); with
+ * qos = off it is try_acquire and the class is not looked at. Fresh domains
+ * hold two 64 KiB slices (min_window_bytes). */
+static void qos_case(const char *ini, int qos)
+{
+	struct mcc_loader_opts lo;
+	lt_opts(&lo, &logbuf, ini);
+	lo.engine = "sdk-test";
+	lo.module_dir = lt_module_dir();
+	struct mcc_engine_opts o;
+	memset(&o, 0, sizeof(o));
+	o.struct_size = sizeof(o);
+	o.tick = MCC_ENGINE_TICK_POLL;
+	o.loader = &lo;
+	o.now_ns = fake_clock;
+	mcc_engine *e = NULL;
+	CU_ASSERT_EQUAL_FATAL(mcc_engine_open(&o, &e), 0);
+	CU_ASSERT_EQUAL(mcc_engine_qos(e), qos);
+	const struct mcc_policy_v1 *ops = mcc_engine_ops(e);
+	mcc_device *dev = open_device(e);
+	mcc_engine_route *r;
+	CU_ASSERT_EQUAL_FATAL(mcc_engine_route_open(e, dev, KEY_A, strlen(KEY_A), 1, NULL, &r), 0);
+	mcc_route *cc = mcc_engine_route_cc(r);
+	mcc_lane_ref lr;
+	mcc_lane *lane;
+	CU_ASSERT_EQUAL_FATAL(mcc_engine_lane_open(e, MCC_LANE_POST_POLL, &lr, &lane), 0);
+	struct mcc_permit_v1 hi = MCC_PERMIT_INIT, a = MCC_PERMIT_INIT, b = MCC_PERMIT_INIT,
+	                     x = MCC_PERMIT_INIT;
+	struct mcc_completion_v1 wc = {sizeof(wc), 0, 0, 1, 0, 0, 0, 0, 0};
+	CU_ASSERT_EQUAL(mcc_engine_try_acquire_qos(e, lane, cc, 65536, 1, NULL, MCC_QOS_HIGH, &hi),
+	                MCC_ADMIT);
+	ops->on_completion(lane, &hi, &wc);
+	CU_ASSERT_EQUAL(mcc_engine_try_acquire_qos(e, lane, cc, 65536, 1, NULL, MCC_QOS_LOW, &a),
+	                MCC_ADMIT);
+	CU_ASSERT_EQUAL(mcc_engine_try_acquire_qos(e, lane, cc, 65536, 1, NULL, MCC_QOS_LOW, &b),
+	                qos ? MCC_DEFER : MCC_ADMIT);
+	CU_ASSERT_EQUAL(mcc_engine_try_acquire_qos(e, lane, cc, 1, 1, NULL, MCC_QOS_CLASS_COUNT_, &x),
+	                qos ? -EINVAL : MCC_DEFER); /* off: the window decides */
+	ops->on_completion(lane, &a, &wc);
+	if (b.flags & MCC_PERMIT_F_LIVE)
+		ops->on_completion(lane, &b, &wc);
+	CU_ASSERT_EQUAL(mcc_engine_lane_close(e, lr), 0);
+	mcc_engine_route_put(r);
+	CU_ASSERT_EQUAL(mcc_engine_route_close(e, KEY_A, strlen(KEY_A)), 0);
+	ops->device_close(mcc_engine_ctx(e), dev);
+	mcc_engine_close(e);
+}
+
+static void test_qos_acquire(void)
+{
+	atomic_store(&fake_ns, 30000 * MS);
+	qos_case(ini_qos, 1);
+	qos_case(ini_enforce, 0);
+}
+
 static void test_room_no_syscall(void)
 {
 	mcc_engine *e = open_engine(0, MCC_ENGINE_TICK_POLL);
@@ -701,6 +759,7 @@ MCC_CU_SUITE(t_init_sdk_tests, "sdk", suite_init, suite_clean,
              test_route_generations,
              test_async_torn_down,
              test_defer_parking,
+             test_qos_acquire,
              test_room_no_syscall,
              test_clock_backwards,
              test_batch_freed_twice,

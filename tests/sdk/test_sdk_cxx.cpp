@@ -102,6 +102,9 @@ int main()
 				CHECK(p.release(MCC_REL_NOT_POSTED) == 0); // nothing live: no-op
 				mcc::Route none;
 				CHECK(p.acquire(none, 1) == -EINVAL);
+				CHECK(p.acquire_qos(none, 1, MCC_QOS_LOW) == -EINVAL);
+				CHECK(p.acquire_qos(r, 4096, MCC_QOS_LOW) == MCC_ADMIT);
+				CHECK(p.release(MCC_REL_NOT_POSTED) == 0);
 			}
 			mcc_domain_stats_v1 st;
 			std::memset(&st, 0, sizeof(st));
