@@ -588,6 +588,10 @@ static void ep_reset(tent_engine *e, struct tent_dev *d, struct tent_ep *ep)
 
 /* --------------------------------------------------------------- submit */
 
+_Static_assert(TENT_PRIO_HIGH == MCC_QOS_HIGH && TENT_PRIO_MEDIUM == MCC_QOS_MEDIUM &&
+                   TENT_PRIO_LOW == MCC_QOS_LOW,
+               "a TENT priority is its QoS class");
+
 /* The slice's priority as a queue index (an out-of-range one is MEDIUM). */
 static int prio_of(const struct tent_slice *s)
 {
@@ -795,7 +799,10 @@ static int submit_slice(struct tent_lane *l, struct tent_slice *s, struct tent_h
 				held_add(held, rt, prio);
 			goto out;
 		}
-		int dcs = e->ops->try_acquire(l->lane, rt->cc, s->len, ep->gen, &tr, &r->permit);
+		/* the request's priority is the slice's class ([engine] qos = on;
+		 * TENT_PRIO_* are MCC_QOS_*) */
+		int dcs = mcc_engine_try_acquire_qos(e->eng, l->lane, rt->cc, s->len, ep->gen, &tr,
+		                                     (uint32_t)prio, &r->permit);
 		if (dcs == MCC_DEFER) {
 			CNT_ADD(e, defers, 1);
 			atomic_store(&rt->defer_at, now);
