@@ -21,6 +21,12 @@ Cells (one flow per sender, one receiver port as the bottleneck):
                xoff = 3/4 of it (3 MiB at 25 Gb/s: the model's default),
                xon = xoff / 2
   mixed        a 4 KiB victim (outstanding 1) + 2 bulk 1 MiB x 4 flows
+  qos-shared   8 LOW-priority bulk flows (1 MiB x 4, one per sender) and a
+               HIGH-priority flow of 64 KiB tasks (outstanding 1, the victim)
+               on sender 0, beside that sender's LOW flow; [host] qos = 1
+               (the engine passes TENT's priorities to the policy; TE has
+               none and runs the cell as a victim beside 8 bulk flows)
+  qos-own      the same with the HIGH flow on a ninth sender of its own
 Without a suffix: 25 Gb/s, the model's default propagation (1000 ns a hop,
 ~3 us base RTT).
 """
@@ -84,6 +90,16 @@ def mixed(dur, link=25, rtt=None):
                 senders=3, fabric=fabric(link, rtt), flows=flows, settle_ms=SETTLE_MS)
 
 
+def qos(own, dur, link=25):
+    name = "qos-own" if own else "qos-shared"
+    flows = [("bulk", "0-7", dict(size="1M", outstanding=4, priority="low")),
+             ("high", "8" if own else "0",
+              dict(size="64K", outstanding=1, victim=1, priority="high"))]
+    return dict(name=name, kind="qos", n=8, bulk=8, victim=True, dur=dur,
+                senders=9 if own else 8, fabric=fabric(link), flows=flows,
+                settle_ms=SETTLE_MS, host=dict(qos=1), high_shared=not own)
+
+
 def grid(tier):
     """The cells of a tier. quick: what fits in ~8 minutes on 2 cores
     (make check-cc-matrix); full: the whole grid (make bench-cc-matrix)."""
@@ -93,7 +109,7 @@ def grid(tier):
                 share(2, "1m", d, step), share(3, "256k", d + step, step),
                 share(4, "256k", d + 2 * step, step),
                 share(2, "1m", d, step, rtt=200), share(2, "1m", d, step, link=100),
-                mixed(d)]
+                mixed(d), qos(False, d), qos(True, d)]
     d, step = 0.3, 0.1
     cells = [incast(n, d) for n in (2, 4, 8, 16, 32, 64)]
     for k in (2, 3, 4, 6, 8):
@@ -108,6 +124,8 @@ def grid(tier):
         cells.append(mixed(d, link=link))
     cells.append(mixed(d))
     cells.append(mixed(d, rtt=50))
+    cells.append(qos(False, d))
+    cells.append(qos(True, d))
     return cells
 
 
@@ -116,6 +134,8 @@ def ini(c):
            "duration_s = %g" % c["dur"], "senders = %d" % c["senders"], "receivers = 1",
            "nics = 1", "", "[fabric]"]
     out += ["%s = %s" % kv for kv in c["fabric"].items()]
+    if c.get("host"):
+        out += ["", "[host]"] + ["%s = %s" % kv for kv in c["host"].items()]
     for fname, senders, kv in c["flows"]:
         out += ["", "[flow.%s]" % fname, "senders = %s" % senders, "receiver = 0"]
         out += ["%s = %s" % (k, v) for k, v in kv.items()]

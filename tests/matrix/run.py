@@ -44,6 +44,11 @@ T = {
     "pause_ratio_max": 0.10,     # ... need pause(enforce) <= max(0.1 x pause(off),
     "pause_floor_ms": 1.0,       #     1 ms); every other cell pause(enforce) <= pause(off)
     "vp99_ratio_max": 1.10,      # victim: vp99(enforce) <= 1.1 x vp99(off)
+    "qos_high_ratio_max": 0.50,  # qos-high: HIGH p99(enforce) <= 0.5 x HIGH p99(off)
+                                 #   and <= 0.5 x LOW p99(enforce)
+    "qos_low_ratio_min": 0.97,   # qos-low: LOW goodput(enforce) >= 0.97 x what the port
+                                 #   carried under off less HIGH's Gb/s under enforce ...
+    "qos_share_min": 0.80,       #   ... and every LOW flow >= 0.8 x its fair share
 }
 LAWS = [("aimd", "enforce"), ("delay", "enforce:delay")]
 KNOWN_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "known-failures.txt")
@@ -60,7 +65,8 @@ def known_failures():
                 known.add(tuple(w))
     return known
 ENGINES = ["te", "tent"]
-PROPS = ["fairness", "efficiency", "pause", "queue", "victim", "lossless"]
+PROPS = ["fairness", "efficiency", "pause", "queue", "victim", "lossless", "qos-high",
+         "qos-low"]
 DESC = {
     "fairness": "Jain's index over the bulk flows in the fairness interval >= %.2f "
                 "(cells with >= 2 bulk flows)" % T["jain_min"],
@@ -72,6 +78,15 @@ DESC = {
              "the run; qavg = its time-weighted mean, reported)",
     "victim": "vp99(enforce) <= %.1f x vp99(off) (cells with a victim flow)" % T["vp99_ratio_max"],
     "lossless": "lost == 0, corrupt == 0, leaked == 0 in every arm (off included)",
+    "qos-high": "qos cells, TENT (TE has no priorities): HIGH p99(enforce) <= %.1f x HIGH "
+                "p99(off) and <= %.1f x LOW p99(enforce)" % (T["qos_high_ratio_max"],
+                                                          T["qos_high_ratio_max"]),
+    "qos-low": "qos cells, TENT: LOW goodput(enforce) >= %.2f x (total(off) - HIGH(enforce)), "
+               "HIGH = total - goodput under enforce (the reserve costs LOW nothing beyond the "
+               "bytes HIGH itself moves; `lit` is LOW(enforce) / LOW(off)); and every LOW flow's "
+               "Gb/s in the fairness interval >= %.1f x its fair share: its sender's equal share "
+               "of the port (the route, the law's unit of fairness) less HIGH's Gb/s where HIGH "
+               "shares that sender (no starvation)" % (T["qos_low_ratio_min"], T["qos_share_min"]),
 }
 
 
@@ -81,8 +96,10 @@ def parse_result(line):
         if "=" in tok:
             k, v = tok.split("=", 1)
             r[k] = v
-    for k in ("goodput", "total", "pause", "jain", "vp99", "qavg", "p99"):
+    for k in ("goodput", "total", "pause", "jain", "vp99", "qavg", "p99", "hp99", "lp99"):
         r[k] = float(r.get(k, "nan"))
+    fg = r.get("fair_gbps", "-")
+    r["fair"] = [float(x) for x in fg.split(",")] if fg != "-" else []
     for k in ("qsteady", "lost", "corrupt", "leaked"):
         r[k] = int(r.get(k, "0"))
     return r
@@ -102,10 +119,33 @@ def run_one(binary, spec, engine, arm, seed, quick):
     return None, "%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()[-400:])
 
 
-def check(cell, off, enf):
+def check(cell, off, enf, engine):
     """{property: (applies, ok, value text, margin)} for one enforce arm
     against the off arm of the same cell, engine and seed."""
     out = {}
+    if cell["kind"] == "qos" and engine == "tent":
+        h0, h1, l1 = off["hp99"], enf["hp99"], enf["lp99"]
+        lim = T["qos_high_ratio_max"] * min(h0, l1)
+        out["qos-high"] = (True, h1 <= lim, "%.0f/%.0f/%.0fus" % (h1, h0, l1),
+                           (lim - h1) / lim if lim > 0 else -1.0)
+        g0, g1 = off["goodput"], enf["goodput"]
+        high = max(0.0, enf["total"] - g1)  # the HIGH (victim) flow's Gb/s
+        avail = off["total"] - high
+        ratio = g1 / avail if avail > 0 else 1.0
+        fair, n = enf["fair"], cell["bulk"]
+        if cell["high_shared"]:  # HIGH beside bulk flow 0, on sender 0
+            want = [enf["total"] / n - (high if i == 0 else 0.0) for i in range(n)]
+        else:
+            want = [(enf["total"] - high) / n] * n
+        share = min(f / w for f, w in zip(fair, want)) if len(fair) == n and min(want) > 0 \
+            else 0.0
+        ok = ratio >= T["qos_low_ratio_min"] and share >= T["qos_share_min"]
+        out["qos-low"] = (True, ok, "%.3f lit%.3f share%.2f" % (ratio, g1 / g0 if g0 > 0 else 1.0,
+                                                               share),
+                          min(ratio - T["qos_low_ratio_min"], share - T["qos_share_min"]))
+    else:
+        out["qos-high"] = (False, True, "-", 0.0)
+        out["qos-low"] = (False, True, "-", 0.0)
     if cell["bulk"] >= 2:
         j = enf["jain"]
         out["fairness"] = (True, j >= T["jain_min"], "%.3f" % j, j - T["jain_min"])
@@ -224,7 +264,7 @@ def main():
                     enf = parsed.get((c["name"], e, arm, s))
                     if not off or not enf:
                         continue
-                    for prop, (app, ok, val, m) in check(c, off, enf).items():
+                    for prop, (app, ok, val, m) in check(c, off, enf, e).items():
                         rows.append([c["name"], e, law, s, prop, int(app), "PASS" if ok else "FAIL",
                                      val, "%.4f" % m, enf["jain"], enf["goodput"], enf["pause"],
                                      enf["qsteady"], int(enf["qavg"]), enf["vp99"]])
