@@ -67,7 +67,8 @@ uint64_t mcc_dom_route_id(const struct mcc_dom *d)
 /* A domain as an operator names it: "device mlx5_0", "route mlx5_0 ->
  * 10.0.0.2:12001@mlx5_1" (the device the route is bound to, the peer the
  * host described); the host's ids only where it gave no name. */
-const char *mcc_dom_label(const struct mcc_dom *d, char *buf, size_t len)
+const char *mcc_dom_label(const struct mcc_core *core, const struct mcc_dom *d, char *buf,
+                          size_t len)
 {
 	const struct mcc_device *dv = d->kind == MCC_DOM_DEVICE
 	                                      ? (const struct mcc_device *)d
@@ -83,9 +84,10 @@ const char *mcc_dom_label(const struct mcc_dom *d, char *buf, size_t len)
 		snprintf(buf, len, "device %s", dev);
 	} else {
 		const struct mcc_route *r = (const struct mcc_route *)d;
+		const char *path = r->name_idx ? core->reg[r->name_idx - 1].path : "";
 
-		if (r->path[0])
-			snprintf(buf, len, "route %s -> %s", dev, r->path);
+		if (path[0])
+			snprintf(buf, len, "route %s -> %s", dev, path);
 		else
 			snprintf(buf, len, "route %s -> #%llu", dev, (unsigned long long)r->route_id);
 	}
@@ -224,7 +226,7 @@ void mcc_ctl_quarantine(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 	mcc_ctl_set_state(core, d, MCC_PATH_QUARANTINED, now);
 	char label[MCC_PATH_NAME_MAX + 96];
 	mcc_log(core, MCC_LOG_WARN, "%s quarantined for %llu ms (quarantine #%llu)",
-	        mcc_dom_label(d, label, sizeof(label)), (unsigned long long)cs->cooldown_ms,
+	        mcc_dom_label(core, d, label, sizeof(label)), (unsigned long long)cs->cooldown_ms,
 	        (unsigned long long)cs->quarantines);
 }
 
@@ -308,7 +310,7 @@ static void recover(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 	}
 	char label[MCC_PATH_NAME_MAX + 96];
 	mcc_log(core, MCC_LOG_INFO, "%s recovered by probe (min window)",
-	        mcc_dom_label(d, label, sizeof(label)));
+	        mcc_dom_label(core, d, label, sizeof(label)));
 }
 
 /* --------------------------------------------------------------- activity */

@@ -730,7 +730,8 @@ uint64_t mcc_ctl_cooldown_left_ms(const struct mcc_dom *d, uint64_t now);
 uint32_t mcc_dom_device_id(const struct mcc_dom *d);
 uint64_t mcc_dom_route_id(const struct mcc_dom *d);
 /* "device <name>" / "route <device> -> <peer>", for log lines (slow path). */
-const char *mcc_dom_label(const struct mcc_dom *d, char *buf, size_t len);
+const char *mcc_dom_label(const struct mcc_core *core, const struct mcc_dom *d, char *buf,
+                          size_t len); /* core->lock held */
 
 
 /* ------------------------------------------------------------- evidence.c */

@@ -934,7 +934,7 @@ static void test_module_section_is_checked_before_init(void)
 	                 "[module.observe]\ncredit_min_admits = 8\ncredit = 1\n",
 	                 moddir);
 	snprintf(want, sizeof(want),
-	         "%s:6: credit: unknown key in [module.observe] (keys: credit_min_admits)", ini);
+	         "%s:6: credit: unknown key in [module.observe] (keys: credit_min_admits, qos_reserve_slices, qos_reserve_percent, qos_hold_epochs)", ini);
 	expect_off("unknown key", rc, -EINVAL, inst, &log, want);
 	lt_log_fini(&log);
 

@@ -460,7 +460,7 @@ static void test_query_freed_or_unknown_task_reads_no_record(void)
  * completed then read LONG_UNAVAILABLE while it progressed.) */
 static void test_query_avoid_resolved_by_any_later_success(void)
 {
-	struct mcc_permit_v1 filler;
+	struct mcc_permit_v1 filler, p = MCC_PERMIT_INIT;
 	struct fix f = fx_full(NULL, &filler);
 	th_quarantine_route(f.h, f.r2, 1);
 	defer(f.h, f.r, 40, 1, 0);                                       /* slice A */

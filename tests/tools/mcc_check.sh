@@ -170,7 +170,7 @@ bad 24 "module 'null': directory $s/ww is writable by others (mode 0777): refusi
 # -- [module.*] sections, checked by their modules (ABI 1.2 config_check):
 # the module the configuration selects and every other module named.
 ini r50b.ini "[policy]\nmode = enforce\nmodule_dir = $mods\n[module.aimd]\ncredit_min_admit = 64\n"
-bad 50b "$s/r50b.ini:5: credit_min_admit: unknown key in [module.aimd] (keys: credit_min_admits)" "$s/r50b.ini"
+bad 50b "$s/r50b.ini:5: credit_min_admit: unknown key in [module.aimd] (keys: credit_min_admits, qos_reserve_slices, qos_reserve_percent, qos_hold_epochs)" "$s/r50b.ini"
 ini r50c.ini "[policy]\nmode = enforce\nmodule_dir = $mods\n[module.aimd]\ncredit_min_admits = 64k\n"
 bad 50c "$s/r50c.ini:5: credit_min_admits: '64k' is not a decimal integer (digits only, no sign or unit)" "$s/r50c.ini"
 ini r50c2.ini "[policy]\nmode = enforce\nmodule_dir = $mods\n[module.delay]\ncredit_min_admits = 2000000000\n"
