@@ -4,7 +4,7 @@
 # exactly its descriptor symbols mcc_policy_v<N> and has no ELF
 # constructor of its own (nothing may run at dlopen time; toolchain and
 # sanitizer start-up code is allowed); libmcc exports only the mcc_* API of
-# mcc_loader.h. The test-only module with a constructor proves the
+# mcc_loader.h and mcc_engine.h, each with the symbol version MCC_1.0. The test-only module with a constructor proves the
 # constructor check can fail.
 . "$MCC_TEST_SRCDIR/tests/loader/toolchain.sh"
 
@@ -12,8 +12,10 @@ moddir=$MCC_TEST_BUILDDIR/modules/.libs
 baddir=$MCC_TEST_BUILDDIR/tests/loader/bad/.libs
 libmcc=$MCC_TEST_BUILDDIR/plugin_api/.libs/libmcc.so
 
+# Defined dynamic symbols without their version; version nodes (type A,
+# e.g. MCC_1.0) are not symbols.
 defined() {
-	$NM -D --defined-only "$1" | awk 'NF >= 3 { print $3 }' | sed 's/@.*//' | sort -u
+	$NM -D --defined-only "$1" | awk 'NF >= 3 && $2 != "A" { print $3 }' | sed 's/@.*//' | sort -u
 }
 
 # Names of the functions an object's .init_array runs (empty when readelf
@@ -80,6 +82,13 @@ done
 extra=$(echo "$syms" | grep '^mcc_engine_' | grep -vxF "$sdk")
 test -z "$extra" || failed "libmcc exports mcc_engine_* not in mcc_engine.h: $(echo $extra)"
 echo "$syms" | grep -q '^mcc_policy_v' && failed "libmcc exports a module descriptor"
+# Symbol versioning (plugin_api/lib/libmcc.map): every export is mcc_*@@MCC_1.0.
+unversioned=$($NM -D --defined-only "$libmcc" | awk 'NF >= 3 && $3 ~ /^mcc_/ { print $3 }' |
+	grep -v '@@MCC_1\.0$')
+test -z "$unversioned" || failed "libmcc exports without the version MCC_1.0: $(echo $unversioned)"
+$NM -D --defined-only "$libmcc" | awk 'NF >= 3 { print $3 }' | grep -qx 'MCC_1\.0' ||
+	failed "libmcc defines no version node MCC_1.0"
+echo "ok: libmcc: $(echo "$syms" | wc -l) functions, each mcc_*@@MCC_1.0"
 
 # The constructor check itself: it must see the test module's constructor.
 if command -v "$READELF" >/dev/null 2>&1; then
