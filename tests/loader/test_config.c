@@ -408,6 +408,15 @@ static void test_module_sections_are_bounded(void)
 	memcpy(key + 40, "...", 4); /* messages quote at most 40 characters */
 	check_error("64-character module key", rc, &c, 2, key,
 	            "module key longer than 63 characters");
+
+	/* 16 distinct sections (a repeated one counts once), then the 17th. */
+	used = 0;
+	for (int i = 0; i < 17; i++)
+		used += (size_t)snprintf(text + used, sizeof(text) - used, "[module.m%d]\n%s", i,
+		                         i == 3 ? "[module.m0]\n" : "");
+	rc = load_text(text, &c);
+	check_error("17 module sections", rc, &c, 18, "[module.m16]",
+	            "too many [module.*] sections (at most 16)");
 }
 
 static void test_nul_byte_is_rejected_not_truncated(void)
