@@ -656,6 +656,7 @@ int mcc_config_check_modules(const char *ini_path, int ignore_env, const char *m
 	/* The module the configuration selects answers for its own name (an
 	 * absolute `module =` path included); if it cannot be loaded, the
 	 * loader says why when it is acquired. */
+	want = NULL;
 	if (resolve(conf, &o, &want, label, sizeof(label), why, sizeof(why)) == 0) {
 		if (strcmp(conf->ident, BUILTIN_IDENT) == 0) {
 			conf->ops = &mcc__null_builtin_v1;
@@ -674,6 +675,8 @@ int mcc_config_check_modules(const char *ini_path, int ignore_env, const char *m
 
 		if (conf->ops && strcmp(conf->name, sec->module) == 0) {
 			d = conf->ops == &conf->table ? conf->desc : conf->ops;
+		} else if (!conf->ops && want && strcmp(want, sec->module) == 0) {
+			continue; /* the selected module does not load: acquiring it says why */
 		} else {
 			n = snprintf(path, sizeof(path), "%s/mcc-policy-%s.so", module_dir,
 			             sec->module);

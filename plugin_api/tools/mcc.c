@@ -127,16 +127,9 @@ static int cmd_check(const char *ini)
 		fprintf(stderr, "%s\n", err);
 		return EXIT_INVALID;
 	}
-	/* Every [module.*] section, by its module (ABI 1.2 config_check). */
-	rc = mcc_config_check_modules(ini, 0, NULL, err, sizeof(err), notes, sizeof(notes));
-	if (rc != 0) {
-		fprintf(stderr, "%s\n", err);
-		return EXIT_INVALID;
-	}
-	print_lines("note", notes);
-
 	/* The configuration is valid: load the module it selects, exactly as an
-	 * engine's constructor does (same configuration, same checks, init()). */
+	 * engine's constructor does (same configuration, same checks of the
+	 * module and of its own section, init()). */
 	memset(&o, 0, sizeof(o));
 	o.struct_size = sizeof(o);
 	o.engine = "mcc-check";
@@ -147,6 +140,16 @@ static int cmd_check(const char *ini)
 		fprintf(stderr, "%s\n", mcc_instance_error(inst));
 		return EXIT_INVALID;
 	}
+	/* Then every other [module.*] section, by the module it names (ABI 1.2
+	 * config_check): what an engine of another mode would refuse, and a
+	 * section no module answers to. */
+	rc = mcc_config_check_modules(ini, 0, NULL, err, sizeof(err), notes, sizeof(notes));
+	if (rc != 0) {
+		mcc_instance_release(inst);
+		fprintf(stderr, "%s\n", err);
+		return EXIT_INVALID;
+	}
+	print_lines("note", notes);
 
 	if (ex.file[0])
 		snprintf(from, sizeof(from), "%s%s", ex.file,
