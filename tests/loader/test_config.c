@@ -595,10 +595,9 @@ static void test_log_level_and_misspelt_variables(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(ex.warning, "MC_ADAPTIVE_CC_COOLDOWN_MSS: unknown variable, "
 	                                          "ignored (did you mean "
 	                                          "MC_ADAPTIVE_CC_COOLDOWN_MS?)"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(ex.warning, "\nMC_ADAPTIVE_CC_XYZ: unknown variable, "
-	                                          "ignored (known: ") ||
-	                       strstr(ex.warning, "MC_ADAPTIVE_CC_XYZ: unknown variable, ignored "
-	                                          "(known: ") == ex.warning);
+	CU_ASSERT_PTR_NOT_NULL(strstr(ex.warning, "MC_ADAPTIVE_CC_XYZ: unknown variable, ignored "
+	                                          "(known: "));
+	CU_ASSERT_PTR_NOT_NULL(strchr(ex.warning, '\n')); /* one line per variable */
 	lt_clear_env();
 }
 
