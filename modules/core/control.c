@@ -149,7 +149,9 @@ static uint64_t set_window(struct mcc_core *core, struct mcc_dom *d, uint64_t w)
 	return w;
 }
 
-void mcc_ctl_publish(struct mcc_core *core, struct mcc_dom *d, uint32_t state, bool bump)
+/* The control word and chunk for `state`, a new credit epoch on any change
+ * or `bump`; the domain stays where it is (active or at rest). */
+static void ctl_write(struct mcc_core *core, struct mcc_dom *d, uint32_t state, bool bump)
 {
 	uint64_t old = atomic_load_explicit(&d->ctl, RLX);
 	uint64_t w = atomic_load_explicit(&d->window, RLX);
@@ -171,6 +173,11 @@ void mcc_ctl_publish(struct mcc_core *core, struct mcc_dom *d, uint32_t state, b
 	uint64_t flags = state | (credit ? 0 : MCC_CTL_EXACT);
 	if ((old & 0xffffffffull) != flags || bump)
 		atomic_store_explicit(&d->ctl, ((uint64_t)(mcc_ctl_epoch(old) + 1) << 32) | flags, REL);
+}
+
+void mcc_ctl_publish(struct mcc_core *core, struct mcc_dom *d, uint32_t state, bool bump)
+{
+	ctl_write(core, d, state, bump);
 	mcc_dom_wake(core, d); /* its control word moved: the tick visits it */
 }
 
@@ -958,7 +965,7 @@ static void credit_snapshot(struct mcc_core *core)
 				atomic_fetch_sub_explicit(&d->inflight, (int64_t)r, RLX);
 		}
 	core->snap_phase = true;
-	mcc_scan_lanes(core);
+	core->scan_stable = mcc_scan_lanes(core);
 	wake_touched(core);
 	for (int k = 0; k < 2; k++)
 		for (struct mcc_dom *d = core->act[k]; d; d = d->anext) {
@@ -1062,13 +1069,16 @@ void mcc_core_tick(void *ctx, uint64_t now)
 	atomic_store_explicit(&core->now_ns, now, RLX);
 	uint32_t lanes = atomic_load_explicit(&core->lanes_open, RLX);
 	if (lanes != core->lanes_pub) { /* chunks follow the lanes open (before the
-	                                 * snapshot: old-size credit counts as stale;
-	                                 * a resting domain caches none) */
+	                                 * snapshot: old-size credit counts as stale).
+	                                 * Every domain, resting ones too (not woken:
+	                                 * in exact mode they cache no credit, and the
+	                                 * epoch stays what a visit would leave):
+	                                 * O(domains), once per lane open or close */
 		core->lanes_pub = lanes;
-		for (int k = 0; k < 2; k++)
-			for (struct mcc_dom *d = core->act[k]; d; d = d->anext)
-				mcc_ctl_publish(core, d, mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX)),
-				                true);
+		struct mcc_dom *lists[2] = { core->devices, core->routes };
+		for (int l = 0; l < 2; l++)
+			for (struct mcc_dom *d = lists[l]; d; d = d->next)
+				ctl_write(core, d, mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX)), true);
 	}
 	mcc_ev_drain(core);
 	/* cooldowns that end now, the reference mode */

@@ -38,7 +38,7 @@
 #define MCC_LINE 64
 #define MCC_LANE_SLOTS 64u                /* credit cache slots per lane (direct mapped) */
 #define MCC_DEV_SLOTS 8u                  /* of which reserved for devices */
-#define MCC_LANE_PEND 4u                  /* exact-mode feedback entries per lane */
+#define MCC_LANE_PEND 64u                 /* exact-mode feedback entries per lane (one per slot) */
 #define MCC_EV_RING 1024u                 /* evidence records per lane ring (power of two) */
 #define MCC_EV_OKCACHE 16u                /* lane cache of recent success records */
 #define MCC_CHUNK_MAX ((uint64_t)1 << 20) /* credit chunk cap: 1 MiB */
@@ -276,7 +276,6 @@ struct mcc_dom {
 	_Atomic uint64_t paced;          /* route: paced (law.h "Pacing"), see pace_take */
 	_Atomic int64_t pace_tokens;     /* bytes the pace has earned, not yet spent */
 	_Atomic uint64_t q_until_ns;     /* end of the cooldown (QUARANTINED) */
-	_Atomic uint64_t bindings;       /* lane slots (and spill entries) referencing it */
 	_Atomic(struct mcc_dom *) wnext; /* core->wake_head stack link */
 	_Atomic uint32_t wq;             /* on that stack */
 	_Atomic uint32_t meta_stale_gen; /* route: generation with stale metadata */
@@ -424,11 +423,11 @@ struct mcc_ancache {
 };
 #define MCC_EV_ANCACHE 16u
 
-/* One lane slot's feedback moved out when the slot was rebound to another
- * domain: the lane writes it into its spill ring (no locked operation, no
- * write to the old domain), the slow-path lock holder adds it to the
- * domain's cs.spilled and wakes the domain (domain.c "Spill"). The entry
- * holds the slot's binding of `dom` until it is drained. */
+/* Feedback moved out of a lane slot rebound to another domain, or of a
+ * pending pair retargeted to another pair: the lane writes it into its
+ * spill ring (no locked operation, no write to the domain), the slow-path
+ * lock holder adds it to the domain's cs.spilled and wakes the domain
+ * (domain.c "spill"). A domain named by an entry is not freed. */
 struct mcc_spill {
 	struct mcc_dom *dom;
 	struct mcc_counters c;
@@ -661,6 +660,7 @@ struct mcc_core {
 	struct mcc_dom **touched; /* scan scratch: domains the lanes name */
 	uint32_t ntouched, touched_cap;
 	uint32_t scan_stamp;
+	bool scan_stable; /* the last scan read every lane consistently */
 	bool snap_phase; /* between the tick's credit fold and its measurement */
 	bool full_walk;  /* reference mode (tests): every domain every tick */
 	/* domains whose lane folded their counters into `fl` (a full spill
@@ -675,7 +675,9 @@ struct mcc_core {
 void mcc_dom_init(struct mcc_core *core, struct mcc_dom *d, uint32_t kind, uint32_t idx);
 /* core->lock held: fill every open domain's cs.tmp_* from the lane slots and
  * folded totals (consistent under the lanes' seqlocks). */
-void mcc_scan_lanes(struct mcc_core *core);
+bool mcc_scan_lanes(struct mcc_core *core); /* false: never a stable read */
+/* core->lock held: no lane names `d` (a closed domain may be freed) */
+bool mcc_dom_unreferenced(struct mcc_core *core, const struct mcc_dom *d);
 /* core->lock held: one domain's totals and cached credit (stale: of an old
  * epoch), O(lanes) (domain.c) */
 void mcc_dom_sum(struct mcc_core *core, const struct mcc_dom *d, struct mcc_counters *t,
@@ -805,7 +807,9 @@ int mcc_rec_dump(struct mcc_recorder *rec, int fd);
 
 /* --------------------------------------------------------------- policy.c */
 
-void mcc_dom_sweep_zombies(struct mcc_core *core); /* core->lock held */
+/* core->lock held: free the closed domains the last stable lane scan did
+ * not see (scan stamp) */
+void mcc_dom_sweep_zombies(struct mcc_core *core);
 
 #define mcc_log(core, level, ...)                                                       \
 	do {                                                                            \

@@ -102,26 +102,6 @@ static void slot_flush(struct mcc_slot *s, struct mcc_dom *d, uint64_t ctl)
 
 /* ------------------------------------------------------- feedback counters */
 
-static void fb_add1(_Atomic uint64_t *to, const _Atomic uint64_t *from, bool shared)
-{
-	uint64_t v = atomic_load_explicit(from, RLX);
-	if (v && shared)
-		atomic_fetch_add_explicit(to, v, RLX);
-	else if (v)
-		mcc_ctr_add(to, v);
-}
-
-/* Add `from` (one writer: this lane) to `to`: another lane-owned set
- * (shared: false) or a domain's folded totals (shared: true). */
-static void fb_add(struct mcc_feedback *to, const struct mcc_feedback *from, bool shared)
-{
-	fb_add1(&to->admits, &from->admits, shared);
-	fb_add1(&to->completed_bytes, &from->completed_bytes, shared);
-	fb_add1(&to->completions, &from->completions, shared);
-	fb_add1(&to->lat_sum_ns, &from->lat_sum_ns, shared);
-	fb_add1(&to->lat_samples, &from->lat_samples, shared);
-}
-
 static void fb_zero(struct mcc_feedback *f)
 {
 	atomic_store_explicit(&f->admits, 0, RLX);
@@ -159,21 +139,6 @@ static inline uint64_t wc_latency(const struct mcc_completion_v1 *wc)
 	return wc->post_ns && wc->complete_ns > wc->post_ns ? wc->complete_ns - wc->post_ns : 0;
 }
 
-/* Move a pending pair's counts into its two (bound) slots and free it.
- * Inside a seqlock write section. */
-static void pend_fold(struct mcc_lane *lane, struct mcc_pend *e)
-{
-	struct mcc_dom *dom[2] = { atomic_load_explicit(&e->rd, RLX),
-		                   atomic_load_explicit(&e->dd, RLX) };
-	if (!dom[0])
-		return;
-	for (int k = 0; k < 2; k++)
-		fb_add(&mcc_slot_of(lane, dom[k])->fb, &e->fb, false);
-	fb_zero(&e->fb);
-	atomic_store_explicit(&e->rd, NULL, RLX);
-	atomic_store_explicit(&e->dd, NULL, RLX);
-}
-
 /* ------------------------------------------------------------------ spill */
 
 int mcc_spill_init(struct mcc_spillring *ring)
@@ -195,37 +160,88 @@ static bool fb_nonzero(const struct mcc_feedback *f)
 	       atomic_load_explicit(&f->lat_samples, RLX);
 }
 
-/* The lane's counters of `d` into its spill ring (single producer); false
- * when the ring is full. */
-static bool spill_push(struct mcc_lane *lane, struct mcc_dom *d, const struct mcc_feedback *fb)
+/* A lane-owned counter set, read once (its only writer is this lane). */
+static inline struct mcc_counters fb_read(const struct mcc_feedback *f)
+{
+	return (struct mcc_counters){ atomic_load_explicit(&f->admits, RLX),
+		                      atomic_load_explicit(&f->completed_bytes, RLX),
+		                      atomic_load_explicit(&f->completions, RLX),
+		                      atomic_load_explicit(&f->lat_sum_ns, RLX),
+		                      atomic_load_explicit(&f->lat_samples, RLX) };
+}
+
+/* Counts of `d` into the lane's spill ring (single producer); false when
+ * the ring is full. */
+static inline bool spill_push(struct mcc_lane *lane, struct mcc_dom *d, const struct mcc_counters *c)
 {
 	struct mcc_spillring *ring = &lane->spill;
 	uint32_t head = atomic_load_explicit(&ring->head, RLX);
-	if (head - atomic_load_explicit(&ring->tail, ACQ) >= MCC_SPILL_RING)
+	if (UNLIKELY(head - atomic_load_explicit(&ring->tail, ACQ) >= MCC_SPILL_RING))
 		return false;
 	struct mcc_spill *e = &ring->e[head & (MCC_SPILL_RING - 1)];
 	e->dom = d;
-	e->c.admits = atomic_load_explicit(&fb->admits, RLX);
-	e->c.completed_bytes = atomic_load_explicit(&fb->completed_bytes, RLX);
-	e->c.completions = atomic_load_explicit(&fb->completions, RLX);
-	e->c.lat_sum_ns = atomic_load_explicit(&fb->lat_sum_ns, RLX);
-	e->c.lat_samples = atomic_load_explicit(&fb->lat_samples, RLX);
+	e->c = *c;
 	atomic_store_explicit(&ring->head, head + 1, REL);
 	return true;
 }
 
 /* A full ring: `d` goes onto the core's wake stack (Treiber push, popped
- * whole under the lock), unless it is there already. True: the entry
- * holds the slot's binding. */
-static bool wake_push(struct mcc_core *core, struct mcc_dom *d)
+ * whole under the lock), unless it is there already. */
+static void wake_push(struct mcc_core *core, struct mcc_dom *d)
 {
 	if (atomic_exchange_explicit(&d->wq, 1, ACQ))
-		return false;
+		return;
 	struct mcc_dom *h = atomic_load_explicit(&core->wake_head, RLX);
 	do
 		atomic_store_explicit(&d->wnext, h, RLX);
 	while (!atomic_compare_exchange_weak_explicit(&core->wake_head, &h, d, REL, RLX));
-	return true;
+}
+
+/* A full ring: the counts into the domain's folded totals, which every
+ * lane may add to, and the domain onto the wake stack. */
+static COLD void spill_full(struct mcc_lane *lane, struct mcc_dom *d, const struct mcc_counters *c)
+{
+	const uint64_t v[5] = { c->admits, c->completed_bytes, c->completions, c->lat_sum_ns,
+		                c->lat_samples };
+	_Atomic uint64_t *t[5] = { &d->fl.admits, &d->fl.completed_bytes, &d->fl.completions,
+		                   &d->fl.lat_sum_ns, &d->fl.lat_samples };
+	for (int i = 0; i < 5; i++)
+		if (v[i])
+			atomic_fetch_add_explicit(t[i], v[i], RLX);
+	wake_push(lane->core, d);
+}
+
+/* Counts of `d` that leave a lane-owned set (a rebound slot, a retargeted
+ * pending pair): into the lane's slot for `d` when it is bound to `d`, else
+ * through the spill ring. Inside a seqlock write section. */
+static inline void counts_out(struct mcc_lane *lane, struct mcc_dom *d, const struct mcc_counters *c)
+{
+	struct mcc_slot *s = mcc_slot_of(lane, d);
+	if (atomic_load_explicit(&s->dom, RLX) == d) {
+		mcc_ctr_add(&s->fb.admits, c->admits);
+		mcc_ctr_add(&s->fb.completed_bytes, c->completed_bytes);
+		mcc_ctr_add(&s->fb.completions, c->completions);
+		mcc_ctr_add(&s->fb.lat_sum_ns, c->lat_sum_ns);
+		mcc_ctr_add(&s->fb.lat_samples, c->lat_samples);
+	} else if (UNLIKELY(!spill_push(lane, d, c))) {
+		spill_full(lane, d, c);
+	}
+}
+
+/* Move a pending pair's counts out (counts_out: a pair never needs its
+ * slots bound, so a lane that uses many routes in exact mode evicts no
+ * slot) and free it. Inside a seqlock write section. */
+static void pend_fold(struct mcc_lane *lane, struct mcc_pend *e)
+{
+	struct mcc_dom *rd = atomic_load_explicit(&e->rd, RLX);
+	if (!rd)
+		return;
+	struct mcc_counters c = fb_read(&e->fb);
+	counts_out(lane, rd, &c);
+	counts_out(lane, atomic_load_explicit(&e->dd, RLX), &c);
+	fb_zero(&e->fb);
+	atomic_store_explicit(&e->rd, NULL, RLX);
+	atomic_store_explicit(&e->dd, NULL, RLX);
 }
 
 void mcc_spill_drain(struct mcc_core *core)
@@ -235,7 +251,6 @@ void mcc_spill_drain(struct mcc_core *core)
 		atomic_store_explicit(&d->wq, 0, REL);
 		if (!d->closed)
 			mcc_dom_wake(core, d); /* its totals moved (into fl) */
-		atomic_fetch_sub_explicit(&d->bindings, 1, REL);
 	}
 	for (uint32_t i = 0; i < core->lanes_hi; i++) {
 		struct mcc_lane *lane = core->lanes[i];
@@ -256,8 +271,6 @@ void mcc_spill_drain(struct mcc_core *core)
 				t->lat_samples += e->c.lat_samples;
 				mcc_dom_wake(core, d); /* its totals moved */
 			}
-			/* the entry's binding: a closed domain is freed at zero */
-			atomic_fetch_sub_explicit(&d->bindings, 1, REL);
 		}
 		atomic_store_explicit(&ring->tail, tail, REL);
 	}
@@ -265,11 +278,11 @@ void mcc_spill_drain(struct mcc_core *core)
 
 /*
  * Rebind slot `s` from its domain to `d` (NULL: unbind). The old domain's
- * counters leave through the lane's spill ring, which keeps the slot's
- * binding of it until the slow path drains the entry: no locked operation
- * and no write to the old domain, which may rest (control.c "Activity"):
- * the drain wakes it. A full ring folds them into the domain's shared
- * totals instead and pushes the domain onto the core's wake stack.
+ * counters leave through the lane's spill ring (counts_out): no locked
+ * operation and no write to the old domain, which may rest (control.c
+ * "Activity"): the drain wakes it. No reference count either: a closed
+ * domain is freed only once a stable scan finds no slot, pending pair,
+ * ring or stack entry naming it (mcc_dom_unreferenced, the tick's sweep).
  */
 static COLD void slot_rebind(struct mcc_lane *lane, struct mcc_slot *s, struct mcc_dom *d)
 {
@@ -278,30 +291,16 @@ static COLD void slot_rebind(struct mcc_lane *lane, struct mcc_slot *s, struct m
 	atomic_store_explicit(&lane->seq, seq + 1, RLX); /* seqlock: write begins */
 	atomic_thread_fence(REL);
 	if (old) {
-		/* pending pairs counting for `old` go to the slots first */
-		for (unsigned i = 0; i < MCC_LANE_PEND; i++) {
-			struct mcc_pend *e = &lane->pend[i];
-			if (atomic_load_explicit(&e->rd, RLX) == old ||
-			    atomic_load_explicit(&e->dd, RLX) == old)
-				pend_fold(lane, e);
-		}
 		slot_flush(s, old, atomic_load_explicit(&old->ctl, ACQ));
-		bool keep = false; /* a ring or stack entry keeps the binding */
 		if (fb_nonzero(&s->fb)) {
-			keep = spill_push(lane, old, &s->fb);
-			if (!keep) {
-				fb_add(&old->fl, &s->fb, true);
-				keep = wake_push(lane->core, old);
-			}
+			struct mcc_counters c = fb_read(&s->fb);
+			atomic_store_explicit(&s->dom, NULL, RLX); /* not its own slot any more */
+			counts_out(lane, old, &c);
+			fb_zero(&s->fb);
 		}
-		fb_zero(&s->fb);
 		atomic_store_explicit(&s->dom, NULL, RLX);
-		/* last access to `old`: tick frees a closed domain at zero */
-		if (!keep)
-			atomic_fetch_sub_explicit(&old->bindings, 1, REL);
 	}
 	if (d) {
-		atomic_fetch_add_explicit(&d->bindings, 1, RLX);
 		atomic_store_explicit(&s->epoch, mcc_ctl_epoch(atomic_load_explicit(&d->ctl, ACQ)),
 		                      RLX);
 		atomic_store_explicit(&s->dom, d, RLX);
@@ -363,7 +362,7 @@ static void scan_folded(struct mcc_dom *d)
  * core->touched: the tick wakes the ones whose totals moved). O(lanes +
  * active), never a walk of the resting domains.
  */
-void mcc_scan_lanes(struct mcc_core *core)
+bool mcc_scan_lanes(struct mcc_core *core)
 {
 	for (int attempt = 0; attempt < 8; attempt++) {
 		bool stable = true;
@@ -408,8 +407,46 @@ void mcc_scan_lanes(struct mcc_core *core)
 			    atomic_load_explicit(&core->lanes[i]->seq, RLX) != core->scan_seq[i])
 				stable = false;
 		if (stable)
-			return; /* else a slot was being rebound: read again */
+			return true; /* else a slot was being rebound: read again */
 	}
+	return false;
+}
+
+/* Whether no lane slot, pending pair, spill ring or wake stack entry names
+ * `d` (core->lock held; nobody binds a closed domain anew: every call that
+ * names a domain happens before its close). False when the lanes kept
+ * rebinding through every attempt: the tick's sweep decides later. */
+bool mcc_dom_unreferenced(struct mcc_core *core, const struct mcc_dom *d)
+{
+	for (int attempt = 0; attempt < 8; attempt++) {
+		bool stable = true, found = false;
+		for (uint32_t i = 0; i < core->lanes_hi; i++) {
+			struct mcc_lane *lane = core->lanes[i];
+			if (!lane)
+				continue;
+			core->scan_seq[i] = atomic_load_explicit(&lane->seq, ACQ);
+			if (core->scan_seq[i] & 1)
+				stable = false;
+		}
+		mcc_spill_drain(core); /* entries pushed before the snapshot */
+		for (uint32_t i = 0; i < core->lanes_hi && !found; i++) {
+			struct mcc_lane *lane = core->lanes[i];
+			if (!lane)
+				continue;
+			found = atomic_load_explicit(&mcc_slot_of(lane, d)->dom, RLX) == d;
+			for (unsigned k = 0; k < MCC_LANE_PEND; k++)
+				found |= atomic_load_explicit(&lane->pend[k].rd, RLX) == d ||
+				         atomic_load_explicit(&lane->pend[k].dd, RLX) == d;
+		}
+		atomic_thread_fence(ACQ);
+		for (uint32_t i = 0; i < core->lanes_hi; i++)
+			if (core->lanes[i] &&
+			    atomic_load_explicit(&core->lanes[i]->seq, RLX) != core->scan_seq[i])
+				stable = false;
+		if (stable)
+			return !found;
+	}
+	return false;
 }
 
 /* One domain's feedback totals and the credit lanes cache for it, without
@@ -486,6 +523,12 @@ static inline struct mcc_slot *lane_slot(struct mcc_lane *lane, struct mcc_dom *
 
 void mcc_lane_flush_all(struct mcc_lane *lane)
 {
+	uint32_t seq = atomic_load_explicit(&lane->seq, RLX);
+	atomic_store_explicit(&lane->seq, seq + 1, RLX); /* seqlock: write begins */
+	atomic_thread_fence(REL);
+	for (unsigned i = 0; i < MCC_LANE_PEND; i++) /* the pairs first: into the slots */
+		pend_fold(lane, &lane->pend[i]);
+	atomic_store_explicit(&lane->seq, seq + 2, REL); /* write ends */
 	for (unsigned i = 0; i < MCC_LANE_SLOTS; i++)
 		if (atomic_load_explicit(&lane->slots[i].dom, RLX))
 			slot_rebind(lane, &lane->slots[i], NULL);
@@ -1142,13 +1185,11 @@ static inline struct mcc_pend *pend_hit(struct mcc_lane *lane, const struct mcc_
 	           : NULL;
 }
 
-/* Point the entry of (rd, dd) at that pair: bind both lane slots (a rebind
- * folds the pairs counting there), fold the entry's previous pair. */
+/* Point the entry of (rd, dd) at that pair, its previous pair's counts
+ * folded out (pend_fold). The slots of rd and dd stay as they are. */
 static COLD void pend_retarget(struct mcc_lane *lane, struct mcc_dom *rd, struct mcc_dom *dd)
 {
 	struct mcc_pend *e = pend_of(lane, rd);
-	lane_slot(lane, rd, atomic_load_explicit(&rd->ctl, ACQ));
-	lane_slot(lane, dd, atomic_load_explicit(&dd->ctl, ACQ));
 	uint32_t seq = atomic_load_explicit(&lane->seq, RLX);
 	atomic_store_explicit(&lane->seq, seq + 1, RLX); /* seqlock: write begins */
 	atomic_thread_fence(REL);

@@ -286,13 +286,13 @@ static void *dom_alloc(size_t size)
 	return d;
 }
 
-/* Closed domain: freed now, or by tick once no lane slot references it. */
+/* Closed domain: freed now, or by a tick once no lane names it. */
 static void dom_retire(struct mcc_core *core, struct mcc_dom **list, struct mcc_dom *d)
 {
 	list_del(list, d);
 	mcc_dom_forget(core, d);
 	d->closed = true;
-	if (atomic_load_explicit(&d->bindings, ACQ) == 0)
+	if (mcc_dom_unreferenced(core, d))
 		dom_free(d);
 	else
 		list_add(&core->zombies, d);
@@ -300,9 +300,11 @@ static void dom_retire(struct mcc_core *core, struct mcc_dom **list, struct mcc_
 
 void mcc_dom_sweep_zombies(struct mcc_core *core)
 {
+	if (!core->scan_stable)
+		return;
 	for (struct mcc_dom *d = core->zombies, *n; d; d = n) {
 		n = d->next;
-		if (atomic_load_explicit(&d->bindings, ACQ) == 0) {
+		if (d->stamp != core->scan_stamp) { /* no slot or pair of the scan */
 			list_del(&core->zombies, d);
 			dom_free(d);
 		}
