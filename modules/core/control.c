@@ -431,7 +431,7 @@ static void act_unlink(struct mcc_core *core, struct mcc_dom *d)
  * order for every domain, credit_snapshot), for one woken late. */
 static void dom_snap(struct mcc_core *core, struct mcc_dom *d)
 {
-	uint64_t r = atomic_exchange_explicit(&d->stale_returned, 0, RLX);
+	uint64_t r = mcc_take(&d->stale_returned);
 	if (r)
 		atomic_fetch_sub_explicit(&d->inflight, (int64_t)r, RLX);
 	mcc_dom_sum(core, d, &d->cs.tmp, &d->cs.tmp_credit, &d->cs.tmp_stale);
@@ -687,7 +687,7 @@ static void measure(struct mcc_dom *d, uint64_t dt, uint64_t now)
 		cs->dlv_rate = cs->rate;
 	}
 	cs->ep_actual = actual;
-	cs->ep_rnr = atomic_exchange_explicit(&d->rnr_pending, 0, RLX);
+	cs->ep_rnr = mcc_take(&d->rnr_pending);
 	cs->drain_us =
 	        gap_capped(cs, actual, drain_of(actual, cs->rate, cs->ep_lat, cs->ep_latn), now);
 	cs->x_actual = cs->x_rate = cs->x_lat = cs->x_latn = 0;
@@ -882,10 +882,10 @@ static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now, u
 {
 	struct mcc_ctl *cs = &d->cs;
 	const struct mcc_params *p = &core->p;
-	uint64_t hard = atomic_exchange_explicit(&d->hard_pending, 0, RLX);
+	uint64_t hard = mcc_take(&d->hard_pending);
 	uint64_t rnr = cs->ep_rnr;
-	uint64_t pok = atomic_exchange_explicit(&d->probe_ok, 0, RLX);
-	uint64_t pfail = atomic_exchange_explicit(&d->probe_fail, 0, RLX);
+	uint64_t pok = mcc_take(&d->probe_ok);
+	uint64_t pfail = mcc_take(&d->probe_fail);
 	uint64_t backlog = atomic_load_explicit(&d->backlog, RLX);
 	bool grew = backlog > cs->last_backlog;
 	cs->last_backlog = backlog;
@@ -960,7 +960,7 @@ static void credit_snapshot(struct mcc_core *core)
 {
 	for (int k = 0; k < 2; k++)
 		for (struct mcc_dom *d = core->act[k]; d; d = d->anext) {
-			uint64_t r = atomic_exchange_explicit(&d->stale_returned, 0, RLX);
+			uint64_t r = mcc_take(&d->stale_returned);
 			if (r)
 				atomic_fetch_sub_explicit(&d->inflight, (int64_t)r, RLX);
 		}

@@ -115,6 +115,14 @@ static inline void mcc_raise_u64(_Atomic uint64_t *p, uint64_t v)
 		;
 }
 
+/* Take what lanes accumulated (reset to 0), under core->lock: a load
+ * first, so the usual 0 costs no locked exchange (a count added after the
+ * load is taken at the next tick, as one added after the exchange is). */
+static inline uint64_t mcc_take(_Atomic uint64_t *p)
+{
+	return atomic_load_explicit(p, RLX) ? atomic_exchange_explicit(p, 0, RLX) : 0;
+}
+
 /* Single-writer counter increment (no locked instruction). */
 static inline void mcc_ctr_add(_Atomic uint64_t *c, uint64_t v)
 {
