@@ -476,7 +476,14 @@ void mcc_dom_sum(struct mcc_core *core, const struct mcc_dom *d, struct mcc_coun
 					st += v;
 				fb_sum(t, &s->fb);
 			}
-			for (unsigned k = 0; k < MCC_LANE_PEND; k++) {
+			/* a route's pair has a fixed offset too; a device's may be
+			 * any of them */
+			unsigned k0 = d->kind == MCC_DOM_ROUTE
+			                  ? (unsigned)((d->pend_off - offsetof(struct mcc_lane, pend)) /
+			                               sizeof(struct mcc_pend))
+			                  : 0;
+			unsigned k1 = d->kind == MCC_DOM_ROUTE ? k0 + 1 : MCC_LANE_PEND;
+			for (unsigned k = k0; k < k1; k++) {
 				const struct mcc_pend *e = &lane->pend[k];
 				const struct mcc_dom *rd = atomic_load_explicit(&e->rd, RLX);
 				const struct mcc_dom *dd = atomic_load_explicit(&e->dd, RLX);
