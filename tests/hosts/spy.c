@@ -118,6 +118,27 @@ static int s_try_acquire(mcc_lane *l, mcc_route *r, uint64_t bytes, uint32_t gen
 	atomic_fetch_add(&mcc_spy.admit, 1);
 	return MCC_ADMIT;
 }
+static int s_try_acquire_qos(mcc_lane *l, mcc_route *r, uint64_t bytes, uint32_t gen,
+                             const struct mcc_task_ref_v1 *t, uint32_t cls,
+                             struct mcc_permit_v1 *p)
+{
+	if (cls >= MCC_QOS_CLASS_COUNT_)
+		return -EINVAL;
+	atomic_fetch_add(&mcc_spy.qos_acquire[cls], 1);
+	uint64_t need = atomic_load(&mcc_spy.defer_low_until_high);
+	if (cls == MCC_QOS_LOW && atomic_load(&mcc_spy.qos_admit[MCC_QOS_HIGH]) < need) {
+		atomic_fetch_add(&mcc_spy.acquire, 1);
+		atomic_fetch_add(&mcc_spy.defer, 1);
+		if (atomic_load(&mcc_spy.qos_admit[MCC_QOS_HIGH]))
+			atomic_fetch_add(&mcc_spy.low_deferred_after_high, 1);
+		p->reason = MCC_REASON_BYTE_WINDOW;
+		return MCC_DEFER;
+	}
+	int rc = s_try_acquire(l, r, bytes, gen, t, p);
+	if (rc == MCC_ADMIT)
+		atomic_fetch_add(&mcc_spy.qos_admit[cls], 1);
+	return rc;
+}
 static int settle(struct mcc_permit_v1 *p, uint64_t bytes)
 {
 	if (!(p->flags & MCC_PERMIT_F_LIVE) || bytes > p->bytes) {
@@ -212,4 +233,5 @@ MCC_POLICY_V1_DEFINE = {
     .tick = s_tick,
     .task_query = s_task_query,
     .batch_free = s_batch_free,
+    .try_acquire_qos = s_try_acquire_qos,
 };

@@ -28,5 +28,11 @@ struct mcc_spy {
 	_Atomic uint64_t lane_over;
 	_Atomic uint64_t sig_unwanted; /* delivered although not subscribed */
 	_Atomic uint64_t async_unwanted;
+	/* try_acquire_qos (ABI 1.2): calls and admissions per class; DEFER
+	 * every LOW slice until `defer_low_until_high` HIGH slices were
+	 * admitted (a deferred LOW slice must not hold a HIGH one back) */
+	_Atomic uint64_t qos_acquire[MCC_QOS_CLASS_COUNT_], qos_admit[MCC_QOS_CLASS_COUNT_];
+	_Atomic uint64_t defer_low_until_high;
+	_Atomic uint64_t low_deferred_after_high; /* LOW refusals once HIGH was admitted */
 };
 #endif

@@ -507,6 +507,68 @@ static void test_defer_leaves_slices_queued_and_loses_nothing(void)
 	}
 }
 
+/* TENT priorities beside the policy: one sender, a LOW bulk flow and a
+ * HIGH flow of 64 KiB tasks on the same path; the spy DEFERs every LOW
+ * slice until 200 HIGH slices were admitted. A deferred LOW slice must not
+ * hold the HIGH ones back (they are admitted while LOW waits), and with
+ * [host] qos = 1 the class reaches the policy (try_acquire_qos); with
+ * qos = 0 it does not (try_acquire, nothing deferred by class). */
+static const char qos_spec[] = "[scenario]\nname = qos-spy\nduration_s = 0.05\n"
+                               "[host]\nqos = %d\n"
+                               "[flow.bulk]\nsize = 1M\noutstanding = 4\npriority = low\n"
+                               "[flow.high]\nsize = 64K\noutstanding = 1\nvictim = 1\n"
+                               "priority = high\n";
+
+static int run_qos_spec(int qos, struct mcc_scn_result *r)
+{
+	char path[] = "/tmp/mcc-qos-spec-XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	FILE *f = fdopen(fd, "w");
+	fprintf(f, qos_spec, qos);
+	fclose(f);
+	struct mcc_scn_opts o;
+	memset(&o, 0, sizeof(o));
+	o.spec_path = path;
+	o.mode = "enforce";
+	o.module = spy_path;
+	o.engine = MCC_SCN_TENT;
+	o.exec = MCC_EXEC_SIM;
+	o.seed = 1;
+	o.module_dir = mdir;
+	int rc = mcc_scn_run(&o, r);
+	unlink(path);
+	return rc;
+}
+
+static void test_tent_deferred_low_never_holds_high(void)
+{
+	struct mcc_scn_result r;
+	spy_reset();
+	atomic_store(&spy->defer_low_until_high, 200);
+	CU_ASSERT_EQUAL_FATAL(run_qos_spec(1, &r), 0);
+	assert_clean(&r);
+	CU_ASSERT_EQUAL(r.tasks_failed, 0);
+	CU_ASSERT(atomic_load(&spy->qos_admit[MCC_QOS_HIGH]) >= 200);
+	CU_ASSERT(atomic_load(&spy->low_deferred_after_high) > 0); /* LOW waited meanwhile */
+	CU_ASSERT(atomic_load(&spy->qos_admit[MCC_QOS_LOW]) > 0);  /* and went on after */
+	CU_ASSERT_EQUAL(atomic_load(&spy->qos_acquire[MCC_QOS_MEDIUM]), 0); /* promotion keeps
+	                                                                    * the class */
+	CU_ASSERT_EQUAL(atomic_load(&spy->live_bytes), 0);
+	CU_ASSERT(r.prio_p99_us[MCC_QOS_HIGH] > 0);
+	CU_ASSERT(r.prio_p99_us[MCC_QOS_LOW] > 0);
+
+	spy_reset();
+	atomic_store(&spy->defer_low_until_high, 200);
+	CU_ASSERT_EQUAL_FATAL(run_qos_spec(0, &r), 0);
+	assert_clean(&r);
+	for (int c = 0; c < MCC_QOS_CLASS_COUNT_; c++)
+		CU_ASSERT_EQUAL(atomic_load(&spy->qos_acquire[c]), 0);
+	CU_ASSERT_EQUAL(atomic_load(&spy->defer), 0);
+	CU_ASSERT(atomic_load(&spy->admit) > 0);
+}
+
 static void test_avoid_redispatches_to_other_rail_without_penalty(void)
 {
 	for (int en = 0; en < 2; en++) {
@@ -603,6 +665,7 @@ MCC_CU_SUITE(t_init_hosts_tests, "hosts", init_suite, fini_suite,
              test_flush_burst_and_stale_rkey_are_not_path_failures,
              test_every_admitted_slice_settles_exactly_once,
              test_defer_leaves_slices_queued_and_loses_nothing,
+             test_tent_deferred_low_never_holds_high,
              test_avoid_redispatches_to_other_rail_without_penalty,
              test_local_nic_handoff_rebinds_route,
              test_hosts_send_only_subscribed_signals_and_events)
