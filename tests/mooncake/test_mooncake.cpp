@@ -771,6 +771,7 @@ static void test_reroute(const char *moddir)
 		CHECK(a1.post_pass() == 0);
 		CHECK(a0.verdict() == mm::Reroute::kLocal);
 		CHECK(!A.avoided(a0.peer)); // no unmarked sibling: TE keeps its last path
+		CHECK(A.hand_off_ok(a0.peer)); // site 11: B can take what TE would fail
 		a0.move_to(b0);
 		a1.move_to(b0);
 		for (int i = 0; i < 20 && !b0.queue.empty(); i++) {
@@ -789,9 +790,10 @@ static void test_reroute(const char *moddir)
 		CHECK(a0.post_pass() == 0);
 		CHECK(a0.verdict() == mm::Reroute::kNoUsablePath);
 		CHECK(a0.verdict() == mm::Reroute::kNoUsablePath);
+		CHECK(!A.hand_off_ok(a0.peer)); // nowhere: TE fails it as stock TE does
 		mm::Stats s = A.stats();
 		CHECK(s.reroute_peer == 1 && s.reroute_local == 1 && s.no_usable_path == 2);
-		CHECK(s.avoided_hits >= 1);
+		CHECK(s.avoided_hits >= 1 && s.hand_offs_ok == 1);
 		mcc_task_detail_v1 det;
 		std::memset(&det, 0, sizeof(det));
 		det.struct_size = sizeof(det);

@@ -265,6 +265,7 @@ Pool::Pool(const PoolDesc &d) noexcept
 		return; /* err_ says why when it was not asked for */
 	park_ = d.park;
 	port_ = d.port_num;
+	enforce_ = mcc_instance_mode(mcc_engine_instance(e_)) == MCC_MODE_ENFORCE;
 	{
 		const mcc_config *cfg = mcc_instance_config(mcc_engine_instance(e_));
 		min_window_ = cfg ? cfg->policy.min_window_bytes : 0;
@@ -687,22 +688,29 @@ void Pool::mark_refusal(Route *rt, int d) noexcept
 	}
 }
 
-/* Is the mark of `key` set at `now` (mu_ held)? */
-int Pool::mark_of(const std::string &key, std::uint64_t now, bool *dev_bad) const noexcept
+/* The mark of `key` at `now` (mu_ held): 0 none, 1 avoided, 2 held. */
+int Pool::mark_of(const std::string &key, std::uint64_t now) const noexcept
 {
-	if (dev_bad)
-		*dev_bad = dev_held_until_.load(RLX) > now;
 	for (auto &m : marks_)
 		if (m->key == key)
 			return m->until > now ? m->kind : 0;
 	return 0;
 }
 
-/* The device cannot take moved traffic: held near its floor, quarantined
- * or probing. */
-bool Pool::device_bad(std::uint64_t now) const noexcept
+/* A target for traffic leaving a path marked `kind`: from an AVOIDed path
+ * (it carries nothing now) any path not itself AVOIDed will do, a held (slow
+ * or congested) one included; from a held path only an unmarked one. */
+static bool target_ok(int target_kind, int kind)
 {
-	if (dev_held_until_.load(RLX) > now)
+	return target_kind == 0 || (kind == 1 && target_kind == 2);
+}
+
+/* The device cannot take traffic moved off a path marked `kind`: it is
+ * quarantined or probing; or, for a held path's traffic, held near its
+ * floor itself. */
+bool Pool::device_bad(std::uint64_t now, int kind) const noexcept
+{
+	if (kind == 2 && dev_held_until_.load(RLX) > now)
 		return true;
 	mcc_domain_stats_v1 ds;
 	std::memset(&ds, 0, sizeof(ds));
@@ -711,21 +719,33 @@ bool Pool::device_bad(std::uint64_t now) const noexcept
 	       ds.state >= MCC_PATH_QUARANTINED;
 }
 
-/* Another enabled Pool (another local NIC) whose device can take traffic
- * and whose path to `key` is not marked (or not yet used). */
-bool Pool::local_alternative(const std::string &key) const noexcept
+/* Another enabled Pool (another local NIC) whose device can take the
+ * traffic of a path to `key` marked `kind`, and whose own path to `key` is
+ * a target (target_ok; not yet used counts as unmarked). */
+bool Pool::local_alternative(const std::string &key, int kind) const noexcept
 {
 	std::lock_guard<std::mutex> g(shared().mu);
 	for (const Pool *q : shared().pools) {
 		if (q == this || !q->enabled_)
 			continue;
 		std::uint64_t now = mcc_engine_now(q->e_);
-		if (q->device_bad(now))
+		if (q->device_bad(now, kind))
 			continue;
 		std::lock_guard<std::mutex> gq(q->mu_);
-		if (!q->mark_of(key, now, nullptr))
+		if (target_ok(q->mark_of(key, now), kind))
 			return true;
 	}
+	return false;
+}
+
+/* Another path of this Pool to the server of `k` that can take the
+ * traffic of `k` (marked `kind`), seen here (mu_ held). */
+bool Pool::peer_alternative(const std::string &k, int kind, std::uint64_t now) const noexcept
+{
+	std::string srv = server_of(k);
+	for (auto &m : marks_)
+		if (m->key != k && m->server == srv && target_ok(m->until > now ? m->kind : 0, kind))
+			return true;
 	return false;
 }
 
@@ -738,27 +758,29 @@ Reroute Pool::reroute(Lane *l, const char *key, std::size_t klen, const SliceInf
 	try {
 		std::string k(key, klen);
 		int kind;
-		bool dev_bad, peer = false;
 		{
 			std::lock_guard<std::mutex> g(mu_);
-			kind = mark_of(k, now, &dev_bad);
-			bool any = dev_bad;
+			kind = mark_of(k, now);
+			bool any = dev_held_until_.load(RLX) > now;
 			for (auto &m : marks_)
 				any = any || m->until > now;
 			if (!any)
 				marked_.store(0, RLX); /* every mark lapsed */
-			if (!kind)
-				return Reroute::kStay;
-			/* another peer NIC from this device, not marked, seen here */
-			std::string srv = server_of(k);
-			for (auto &m : marks_)
-				peer = peer || (!dev_bad && m->key != k && m->server == srv && m->until <= now);
+		}
+		if (!kind)
+			return Reroute::kStay;
+		/* another peer NIC from this device, when the device itself can
+		 * carry it (a fault of the local NIC is not left by another peer) */
+		bool peer = false;
+		if (!device_bad(now, kind)) {
+			std::lock_guard<std::mutex> g(mu_);
+			peer = peer_alternative(k, kind, now);
 		}
 		if (peer) {
 			bump(l->reroute_peer);
 			return Reroute::kPeer;
 		}
-		if (local_alternative(k)) {
+		if (local_alternative(k, kind)) {
 			bump(l->reroute_local);
 			return Reroute::kLocal;
 		}
@@ -816,19 +838,36 @@ bool Pool::avoided(const char *key, std::size_t klen) const noexcept
 	const std::uint64_t now = mcc_engine_now(e_);
 	try {
 		std::string k(key, klen);
-		std::lock_guard<std::mutex> g(mu_);
-		bool dev_bad;
-		if (!mark_of(k, now, &dev_bad) || dev_bad)
+		int kind;
+		{
+			std::lock_guard<std::mutex> g(mu_);
+			kind = mark_of(k, now);
+		}
+		if (!kind || device_bad(now, kind))
 			return false; /* a bad device: its other paths are no better */
-		std::string srv = server_of(k);
-		for (auto &m : marks_)
-			if (m->key != k && m->server == srv && m->until <= now) {
-				avoided_hits_.fetch_add(1, RLX);
-				return true; /* another path to the peer is not marked */
-			}
+		std::lock_guard<std::mutex> g(mu_);
+		if (peer_alternative(k, kind, now)) {
+			avoided_hits_.fetch_add(1, RLX);
+			return true; /* another path to the peer can take it */
+		}
 	} catch (...) {
 	}
 	return false;
+}
+
+bool Pool::hand_off_ok(const char *key, std::size_t klen) const noexcept
+{
+	if (!enabled_ || !enforce_ || !key || !klen)
+		return false;
+	try {
+		/* every rail of this device to the peer is paused: as AVOIDed */
+		if (!local_alternative(std::string(key, klen), 1))
+			return false;
+	} catch (...) {
+		return false;
+	}
+	hand_offs_ok_.fetch_add(1, RLX);
+	return true;
 }
 
 void Pool::unposted(Lane *l, const void *slice, std::uint32_t reason) noexcept
@@ -1035,6 +1074,7 @@ Stats Pool::stats() const noexcept
 	}
 	t.reclaimed = reclaimed_.load(RLX);
 	t.avoided_hits = avoided_hits_.load(RLX);
+	t.hand_offs_ok = hand_offs_ok_.load(RLX);
 	return t;
 }
 

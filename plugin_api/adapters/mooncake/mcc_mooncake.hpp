@@ -167,6 +167,7 @@ struct Stats {
 	std::uint64_t reroute_local; /* groups sent to another local NIC (Reroute::kLocal) */
 	std::uint64_t no_usable_path;/* groups with nowhere to go (Reroute::kNoUsablePath) */
 	std::uint64_t avoided_hits;  /* avoided() answers true (TE's selection passed over) */
+	std::uint64_t hand_offs_ok;  /* hand_off_ok() answers true (a slice not failed) */
 };
 
 /* Where the slices refused on a path go (Pool::reroute()). */
@@ -261,6 +262,18 @@ public:
 	bool avoided(const std::string &key) const noexcept
 	{
 		return avoided(key.data(), key.size());
+	}
+
+	/* Site 11: TE is about to fail a slice to `key` because it paused every
+	 * rail of this device to the peer ("all rails failed", in
+	 * submitPostSend and redispatch). True when another local NIC can take
+	 * it (TE then hands it off instead: tryHandoffToAnotherLocalWorker).
+	 * Enforce mode only (observe changes nothing TE does); false while
+	 * disabled. Thread: any. */
+	bool hand_off_ok(const char *key, std::size_t klen) const noexcept;
+	bool hand_off_ok(const std::string &key) const noexcept
+	{
+		return hand_off_ok(key.data(), key.size());
 	}
 
 	/* End of a post pass: when the pass admitted nothing and refused
@@ -420,9 +433,10 @@ private:
 	struct Slot;
 	struct Mark; /* a peer path's reroute mark (mu_) */
 	void mark_refusal(Route *rt, int decision) noexcept;
-	int mark_of(const std::string &key, std::uint64_t now, bool *dev_bad) const noexcept;
-	bool local_alternative(const std::string &key) const noexcept;
-	bool device_bad(std::uint64_t now) const noexcept;
+	int mark_of(const std::string &key, std::uint64_t now) const noexcept;
+	bool local_alternative(const std::string &key, int kind) const noexcept;
+	bool peer_alternative(const std::string &key, int kind, std::uint64_t now) const noexcept;
+	bool device_bad(std::uint64_t now, int kind) const noexcept;
 	void no_usable_path(Lane *l, const std::string &key, const SliceInfo *s,
 	                    std::size_t n) noexcept;
 	void log_summary(std::uint64_t now) noexcept;
@@ -457,7 +471,8 @@ private:
 	std::atomic<std::uint64_t> dev_held_until_{0}; /* SDK time: device held near its floor */
 	std::uint64_t summary_ns_ = 0;
 	std::atomic<std::uint64_t> next_summary_{0};
-	mutable std::atomic<std::uint64_t> avoided_hits_{0};
+	mutable std::atomic<std::uint64_t> avoided_hits_{0}, hand_offs_ok_{0};
+	bool enforce_ = false; /* mode enforce (hand_off_ok) */
 	std::atomic<std::uint64_t> reclaimed_{0};
 	std::atomic<std::uint64_t> settled_{0}; /* bytes settled on this device */
 	/* epochs before a refused route is asked again without settled bytes
