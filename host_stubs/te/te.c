@@ -44,8 +44,8 @@
 #define TE_CTX_FAILURE_THRESHOLD 32              /* kContextFailureThreshold */
 #define TE_BLOCKED_RETRY_NS 200000   /* poster fallback re-check when blocked */
 #define TE_BLOCKED_DEFER 2           /* *blocked bit: only the policy DEFERred */
-#define TE_AVOID_HOPS 8              /* re-dispatches after AVOID per slice */
-#define TE_AVOID_BACKOFF_MAX 64      /* epochs: cap of a route's AVOID backoff */
+#define TE_AVOID_BACKOFF_MAX 64      /* epochs: cap of a PROBING route's AVOID mark */
+#define TE_HELD_EPOCHS 4             /* epochs a held (DEFER near the floor) mark lasts */
 #define TE_BATCH_MAGIC 0x7465626174636821ull
 
 enum { SL_PENDING = 0, SL_POSTED, SL_SUCCESS, SL_FAILED };
@@ -65,7 +65,7 @@ struct te_slice {
 	int peer_dev;
 	uint32_t rkey;
 	uint32_t retry_cnt;
-	uint32_t avoid_hops; /* re-dispatches after AVOID (not the retry budget) */
+	uint32_t avoid_hops; /* reroutes (site 9 moves; not the retry budget) */
 	uint32_t generation;
 	int qp;
 	struct te_ep *ep;
@@ -130,11 +130,11 @@ struct te_route {
 	struct te_ep *ep;
 	uint32_t gen;  /* last endpoint generation on this route */
 	struct te_rail rail;
-	/* the policy answered AVOID (route QUARANTINED): no slice is offered
-	 * to it before avoid_until; the backoff doubles per AVOID up to
-	 * TE_AVOID_BACKOFF_MAX epochs and restarts on an admission (rt_mu) */
-	uint64_t avoid_until, avoid_backoff;
-	_Atomic uint64_t defer_at; /* host time of its last DEFER */
+	/* reroute mark (rt_mu), the adapter's Pool::Mark (mcc_mooncake.cpp):
+	 * 1 avoided (AVOID), 2 held (DEFER near the floor, or SUSPECT), until
+	 * mark_until; mark_signalled: NO_USABLE_PATH reported under it */
+	int mark, mark_signalled;
+	uint64_t mark_until, mark_backoff;
 	uint64_t route_id;
 	/* poster-private queue (collective_slice_queue_) */
 	struct te_slice *pq, *pq_tail;
@@ -167,6 +167,7 @@ struct te_ctx {
 	_Atomic uint32_t cq_outstanding;
 	_Atomic int ctx_failures;
 	_Atomic uint32_t redispatch_counter;
+	_Atomic uint64_t dev_held_until; /* its device domain held near its floor */
 	_Atomic uint64_t stall_until, last_poll_ns;
 	pthread_mutex_t shard_mu[TE_SHARDS];
 	struct te_slice *shard_h[TE_SHARDS], *shard_t[TE_SHARDS];
@@ -190,6 +191,7 @@ struct te_counters {
 	_Atomic uint64_t slices_posted, slices_completed, slices_failed, slices_retried;
 	_Atomic uint64_t wc_errors, flushes, post_rejects, defers, avoids, admits;
 	_Atomic uint64_t endpoints_created, endpoints_deleted, rail_pauses, handoffs, rebinds, spills;
+	_Atomic uint64_t reroute_peer, reroute_local, no_usable_path, avoided_hits;
 	_Atomic uint64_t async_events, reclaimed, cpu_virtual_ns;
 	_Atomic int64_t permits_live;
 };
@@ -213,13 +215,14 @@ struct te_engine {
 	/* cc_on: the controller is not off (read once at construction: mode
 	 * off bypasses every hook, RFC "off: bypass policy and admission
 	 * state"); cc_enforce: its answers are acted on (dispatch_slice);
-	 * sig_mask / cc_async: what the module subscribed to; spill_below: a
-	 * route DEFERred with at most this much in flight is held near its
-	 * minimum window (defer_spill) */
+	 * sig_mask / cc_async: what the module subscribed to; floor: a window
+	 * at most this large is held near the minimum (2 x min_window_bytes, 0
+	 * when the windows never leave it); nmarked: some route may carry a
+	 * reroute mark (a hint, as the adapter's) */
 	MCC_FIELD(mcc_engine *eng; mcc_instance *inst; const struct mcc_policy_v1 *ops; void *cc;
 	          pthread_mutex_t cc_mu;
-	          uint64_t epoch_ns; uint64_t sig_mask; uint64_t spill_below; bool cc_on;
-	          bool cc_enforce; bool cc_async;)
+	          uint64_t epoch_ns; uint64_t sig_mask; uint64_t floor; bool cc_on;
+	          bool cc_enforce; bool cc_async; _Atomic uint32_t nmarked;)
 };
 
 #define CNT_ADD(e, f, v) atomic_fetch_add_explicit(&(e)->c.f, (v), memory_order_relaxed)
@@ -295,7 +298,7 @@ static void cc_signal(te_engine *e, uint32_t kind, struct te_ctx *ctx, struct te
 	if (s) {
 		sig.task.batch_id = (uint64_t)(uintptr_t)s->task->batch;
 		sig.task.task_id = s->task->task_id;
-		sig.task.attempt = s->retry_cnt + s->avoid_hops;
+		sig.task.attempt = s->retry_cnt;
 	}
 	sig.generation = gen;
 	sig.error = err;
@@ -446,16 +449,62 @@ static struct te_route *route_get(te_engine *e, struct te_ctx *ctx, int32_t seg,
 	return rt;
 }
 
+#if MCC_CC_COMPILED_IN
+static int ctx_dev_bad(te_engine *e, struct te_ctx *ctx, uint64_t now, int kind);
+
+/* The reroute mark of rt at now (rt_mu held). */
+static int rt_marked(const struct te_route *rt, uint64_t now)
+{
+	return rt && rt->mark_until > now ? rt->mark : 0;
+}
+
+/* A target for traffic leaving a path marked `kind` (the adapter's
+ * target_ok): from an AVOIDed path any path not AVOIDed itself; from a
+ * held path only an unmarked one. */
+static int target_ok(int target_kind, int kind)
+{
+	return target_kind == 0 || (kind == 1 && target_kind == 2);
+}
+
+/* Another route of ctx to seg, seen here, that can take the traffic of
+ * (seg, dev) marked `kind` (rt_mu held; Pool::peer_alternative). */
+static int peer_alt_locked(struct te_ctx *ctx, int32_t seg, int dev, int kind, uint64_t now)
+{
+	for (int d = 0; d < TE_MAX_PEER_DEV; d++) {
+		struct te_route *o = ctx->routes[seg][d];
+		if (d != dev && o && target_ok(rt_marked(o, now), kind))
+			return 1;
+	}
+	return 0;
+}
+
+/* Site 10, Pool::avoided() (rt_mu held): the policy moves traffic off
+ * (ctx, seg, dev) and ctx has another route to the peer that can take it,
+ * on a device that can: TE's selection passes over it. Never the last
+ * usable path to the peer. */
+static int avoided_locked(te_engine *e, struct te_ctx *ctx, int32_t seg, int dev, uint64_t now)
+{
+	int kind;
+	if (!atomic_load_explicit(&e->nmarked, memory_order_relaxed) ||
+	    !(kind = rt_marked(ctx->routes[seg][dev], now)))
+		return 0;
+	if (!peer_alt_locked(ctx, seg, dev, kind, now) || ctx_dev_bad(e, ctx, now, kind))
+		return 0; /* none, or a bad device: its other paths are no better */
+	CNT_ADD(e, avoided_hits, 1);
+	return 1;
+}
+#endif
+
 /* A peer device on `ctx` (WorkerPool::selectPeerDevice + the paused-rail
  * scan of submitPostSend): preferred = same rail as the local NIC, rotated by
- * the retry count; paused rails and routes the policy avoids skipped;
- * `avoid_dev` excluded. -1: none; then *avoided (may be NULL) tells whether
- * a route was skipped only because the policy avoids it. */
+ * the retry count; paused rails skipped, and (site 10, isRailAvailable)
+ * paths the controller moves traffic off while the device has another;
+ * `avoid_dev` excluded. -1: none. */
 static int select_peer_dev(te_engine *e, struct te_ctx *ctx, int32_t seg, uint32_t ndev,
-                           uint32_t retry, int avoid_dev, int *avoided)
+                           uint32_t retry, int avoid_dev)
 {
 	uint64_t now = now_of(e);
-	int best = -1, av = 0;
+	int best = -1;
 	pthread_mutex_lock(&ctx->rt_mu);
 	for (uint32_t k = 0; k < ndev && best < 0; k++) {
 		int dev = (int)(((uint32_t)ctx->idx + retry + k) % ndev);
@@ -464,14 +513,10 @@ static int select_peer_dev(te_engine *e, struct te_ctx *ctx, int32_t seg, uint32
 		struct te_route *r = ctx->routes[seg][dev];
 		if (r && !rail_available(r, now))
 			continue;
-		if (r && r->avoid_until > now)
-			av = 1;
-		else
-			best = dev;
+		MCC_HOOK(if (e->cc_enforce && avoided_locked(e, ctx, seg, dev, now)) continue;)
+		best = dev;
 	}
 	pthread_mutex_unlock(&ctx->rt_mu);
-	if (avoided)
-		*avoided = best < 0 && av;
 	return best;
 }
 
@@ -485,21 +530,42 @@ static struct te_ctx *pick_active_ctx(te_engine *e, uint32_t start)
 	return NULL;
 }
 
-/* tryHandoffToAnotherLocalWorker for a device whose routes to `seg` are
- * all avoided: another active context with a usable route to the segment
- * (its own peer-device choice). NULL: none. */
-static struct te_ctx *handoff_ctx(te_engine *e, struct te_ctx *from, int32_t seg, uint32_t ndev,
-                                  uint32_t retry, int *dev)
+#if MCC_CC_COMPILED_IN
+/* tryHandoffToAnotherLocalWorker: the next active context after `from`,
+ * starting at retry_cnt mod the contexts (TE's rotation; it keeps the peer
+ * path). NULL: none. */
+static struct te_ctx *handoff_target(te_engine *e, struct te_ctx *from, uint32_t retry)
 {
-	for (uint32_t k = 1; k < e->nctx; k++) {
-		struct te_ctx *o = &e->ctx[((uint32_t)from->idx + k) % e->nctx];
-		if (!atomic_load(&o->active))
-			continue;
-		if ((*dev = select_peer_dev(e, o, seg, ndev, retry, -1, NULL)) >= 0)
+	for (uint32_t k = 0; k < e->nctx; k++) {
+		struct te_ctx *o = &e->ctx[(retry + k) % e->nctx];
+		if (o != from && atomic_load(&o->active))
 			return o;
 	}
 	return NULL;
 }
+
+/* Pool::local_alternative: another active context whose device can take
+ * the traffic of a path to (seg, dev) marked `kind`, and whose own route
+ * to (seg, dev) is a target. Kind 1 (as AVOIDed) is also site 11's
+ * hand_off_ok. */
+static int cc_local_alternative(te_engine *e, struct te_ctx *from, int32_t seg, int dev,
+                                uint64_t now, int kind)
+{
+	if (!e->cc_enforce)
+		return 0;
+	for (uint32_t k = 0; k < e->nctx; k++) {
+		struct te_ctx *o = &e->ctx[k];
+		if (o == from || !atomic_load(&o->active) || ctx_dev_bad(e, o, now, kind))
+			continue;
+		pthread_mutex_lock(&o->rt_mu);
+		int m = rt_marked(o->routes[seg][dev], now);
+		pthread_mutex_unlock(&o->rt_mu);
+		if (target_ok(m, kind))
+			return 1;
+	}
+	return 0;
+}
+#endif
 
 static void wake_posters(struct te_ctx *ctx, uint64_t at)
 {
@@ -540,23 +606,22 @@ static void dispatch_slice(te_engine *e, struct te_ctx *ctx, struct te_slice *s,
 		task_settle(e, s, 0);
 		return;
 	}
-	int avoided = 0, enforce = 0;
-	MCC_HOOK(enforce = e->cc_enforce;)
-	int dev = select_peer_dev(e, ctx, s->seg, sd.ndev, s->retry_cnt, avoid_dev, &avoided);
-	/* No route of this device to the peer is usable. When the policy
-	 * avoids them, or (enforce) the engine has paused every one, the slice
-	 * goes to another local device (tryHandoffToAnotherLocalWorker) rather
-	 * than failing as "all rails failed": the policy's routes to that peer
-	 * from the other device are the evidence that the fault is local. */
-	if (dev < 0 && (avoided || enforce)) {
-		struct te_ctx *o = handoff_ctx(e, ctx, s->seg, sd.ndev, s->retry_cnt, &dev);
-		if (o) {
+	int dev = select_peer_dev(e, ctx, s->seg, sd.ndev, s->retry_cnt, avoid_dev);
+	/* Site 11 (Pool::hand_off_ok): the engine has paused every rail of
+	 * this device to the peer. Where TE would fail the slice ("all rails
+	 * failed"), it goes to another local device keeping the selected peer
+	 * path (tryHandoffToAnotherLocalWorker) when the controller knows that
+	 * device can take it (enforce only: observe changes nothing). */
+	MCC_HOOK(if (dev < 0 && avoid_dev < 0) {
+		int d0 = (int)(((uint32_t)ctx->idx + s->retry_cnt) % sd.ndev);
+		struct te_ctx *o = NULL;
+		if (cc_local_alternative(e, ctx, s->seg, d0, now_of(e), 1) &&
+		    (o = handoff_target(e, ctx, s->retry_cnt)) != NULL) {
 			CNT_ADD(e, handoffs, 1);
 			ctx = o;
-		} else if (avoided) { /* nowhere else: wait on the path (post_group backs off) */
-			dev = avoid_dev >= 0 ? avoid_dev : s->peer_dev >= 0 ? s->peer_dev : 0;
+			dev = d0;
 		}
-	}
+	})
 	if (dev < 0 && avoid_dev >= 0)
 		dev = avoid_dev; /* no alternative: stay on the path */
 	if (dev < 0) { /* all rails paused: markFailed ("all rails failed") */
@@ -743,6 +808,7 @@ static void pq_push(struct te_route *rt, struct te_slice *s)
 	rt->pq_tail = s;
 }
 
+#if MCC_CC_COMPILED_IN
 /* Detach the whole queue of rt (to re-dispatch it: what stays is pushed
  * back in order onto the now empty queue). */
 static struct te_slice *pq_take(struct te_route *rt)
@@ -751,6 +817,7 @@ static struct te_slice *pq_take(struct te_route *rt)
 	rt->pq = rt->pq_tail = NULL;
 	return s;
 }
+#endif
 
 /* Hand everything this poster holds to other contexts (the context went
  * inactive: performPostSend redispatches with handoff_to_local_worker). */
@@ -767,89 +834,169 @@ static void post_handoff_all(te_engine *e, struct te_worker *w)
 }
 
 #if MCC_CC_COMPILED_IN
-/* The policy answered AVOID on rt: back off from it (rt_mu held). */
-static void route_avoid(te_engine *e, struct te_route *rt, uint64_t now)
+/* The device of ctx cannot take traffic moved off a path marked `kind`:
+ * inactive, quarantined or probing; or, for a held path's traffic, held
+ * near its floor itself (Pool::device_bad). */
+static int ctx_dev_bad(te_engine *e, struct te_ctx *ctx, uint64_t now, int kind)
 {
-	uint64_t cap = TE_AVOID_BACKOFF_MAX * e->epoch_ns;
-	rt->avoid_backoff = !rt->avoid_backoff ? e->epoch_ns
-	                    : rt->avoid_backoff * 2 > cap ? cap : rt->avoid_backoff * 2;
-	rt->avoid_until = now + rt->avoid_backoff;
-}
-#endif
-
-/* Re-dispatch the group queued on an avoided route: another peer device of
- * this context, else another local context (dispatch_slice), never
- * charging the retry budget; at most TE_AVOID_HOPS times per slice. Returns
- * 1 when the queue is empty, 0 when slices wait here (nowhere to go, or out
- * of hops: they wait for the route's backoff, never fail for it). */
-static int avoid_redispatch(te_engine *e, struct te_ctx *ctx, struct te_route *rt)
-{
-	struct te_slice *s, *next;
-	int waiting = 0;
-	for (s = pq_take(rt); s; s = next) {
-		next = s->next;
-		int dev = -1, avoided = 0;
-		struct te_ctx *to = ctx;
-		struct mcc_seg_desc sd = {0};
-		if (s->avoid_hops < TE_AVOID_HOPS && seg_get(e, s->seg, &sd, 0) == 0) {
-			dev = select_peer_dev(e, ctx, s->seg, sd.ndev, s->retry_cnt, rt->dev, &avoided);
-			if (dev < 0 && (to = handoff_ctx(e, ctx, s->seg, sd.ndev, s->retry_cnt, &dev)))
-				CNT_ADD(e, handoffs, 1);
-		}
-		if (dev < 0 || !to) {
-			pq_push(rt, s);
-			waiting = 1;
-			continue;
-		}
-		s->avoid_hops++;
-		s->peer_dev = dev;
-		s->rkey = sd.rkey[dev];
-		enqueue_slice(e, to, s);
-	}
-	return !waiting;
+	if (!atomic_load(&ctx->active) || (kind == 2 && atomic_load(&ctx->dev_held_until) > now))
+		return 1;
+	struct mcc_domain_stats_v1 ds;
+	memset(&ds, 0, sizeof(ds));
+	ds.struct_size = sizeof(ds);
+	return e->ops->domain_stats(e->cc, MCC_DOMAIN_DEVICE, ctx->ccdev, &ds) == 0 &&
+	       ds.state >= MCC_PATH_QUARANTINED;
 }
 
-#if MCC_CC_COMPILED_IN
-/* The policy answered DEFER on rt with at most spill_below bytes in flight
- * there: it holds the route near its minimum window (gray loss:
- * completions delayed by retransmissions read as queueing). The group
- * queued there moves to a sibling route (this local device, another NIC of
- * the same peer) that has had no DEFER for an epoch, is not paused and not
- * avoided, so the bytes go where they are admitted, and come back once the
- * route's window has regrown. A route DEFERred at a large window (full, not
- * held back) and two routes that both DEFER keep their slices. Not charged
- * to the retry budget; at most TE_AVOID_HOPS re-dispatches per slice,
- * counted with those after AVOID. */
-static void defer_spill(te_engine *e, struct te_ctx *ctx, struct te_route *rt, uint64_t now)
+/* A refusal on rt (Pool::mark_refusal): AVOID marks the path until the
+ * cooldown ends (PROBING over its budget: a backoff doubling from one
+ * epoch); a DEFER while the route is SUSPECT or the route or device is held
+ * near its floor marks it held for TE_HELD_EPOCHS epochs. A DEFER at a
+ * large window (full, not held) marks nothing. */
+static void cc_mark_refusal(te_engine *e, struct te_ctx *ctx, struct te_route *rt, int d,
+                            uint64_t now)
 {
-	struct mcc_seg_desc sd;
-	if (seg_get(e, rt->seg, &sd, 0) != 0)
+	struct mcc_domain_stats_v1 st, ds;
+	memset(&st, 0, sizeof(st));
+	st.struct_size = sizeof(st);
+	ds = st;
+	int rok = e->ops->domain_stats(e->cc, MCC_DOMAIN_ROUTE, rt->cc, &st) == 0;
+	int dok = e->ops->domain_stats(e->cc, MCC_DOMAIN_DEVICE, ctx->ccdev, &ds) == 0;
+	int dev_held = dok && (ds.state >= MCC_PATH_QUARANTINED ||
+	                       (d == MCC_DEFER && e->floor && ds.window_bytes <= e->floor));
+	int held = d == MCC_DEFER &&
+	           ((rok && (st.state == MCC_PATH_SUSPECT || (e->floor && st.window_bytes <= e->floor))) ||
+	            dev_held);
+	if (dev_held)
+		atomic_store(&ctx->dev_held_until, now + TE_HELD_EPOCHS * e->epoch_ns);
+	if (d != MCC_AVOID && !held)
 		return;
-	int to = -1;
 	pthread_mutex_lock(&ctx->rt_mu);
-	for (uint32_t k = 1; k < sd.ndev && to < 0; k++) {
-		int d = (int)(((uint32_t)rt->dev + k) % sd.ndev);
-		struct te_route *o = ctx->routes[rt->seg][d];
-		if (!o || (rail_available(o, now) && o->avoid_until <= now &&
-		           now - atomic_load_explicit(&o->defer_at, memory_order_relaxed) >= e->epoch_ns))
-			to = d;
+	uint64_t until;
+	if (d == MCC_AVOID && rok && st.cooldown_ms) {
+		until = now + st.cooldown_ms * 1000000ull;
+		rt->mark_backoff = 0;
+	} else if (d == MCC_AVOID) {
+		uint64_t b = rt->mark_backoff ? rt->mark_backoff : e->epoch_ns;
+		int again = rt->mark == 1 && rt->mark_until + 2 * b > now;
+		uint64_t cap = TE_AVOID_BACKOFF_MAX * e->epoch_ns;
+		rt->mark_backoff = !again || !rt->mark_backoff ? e->epoch_ns
+		                   : 2 * rt->mark_backoff > cap ? cap : 2 * rt->mark_backoff;
+		until = now + rt->mark_backoff;
+	} else {
+		until = now + TE_HELD_EPOCHS * e->epoch_ns;
 	}
+	int kind = d == MCC_AVOID ? 1 : 2;
+	if (rt->mark_until <= now || rt->mark != kind)
+		rt->mark_signalled = 0; /* a new mark: report again */
+	rt->mark = kind;
+	rt->mark_until = until;
 	pthread_mutex_unlock(&ctx->rt_mu);
-	if (to < 0)
+	atomic_store(&e->nmarked, 1);
+}
+
+enum { RR_STAY = 0, RR_PEER, RR_LOCAL, RR_NONE };
+
+/* Site 9, Pool::reroute: where the group queued on rt goes. */
+static int cc_reroute(te_engine *e, struct te_ctx *ctx, struct te_route *rt, uint64_t now)
+{
+	if (!e->cc_enforce || !atomic_load_explicit(&e->nmarked, memory_order_relaxed))
+		return RR_STAY;
+	pthread_mutex_lock(&ctx->rt_mu);
+	int kind = rt_marked(rt, now), peer = 0;
+	if (kind && !ctx_dev_bad(e, ctx, now, kind))
+		peer = peer_alt_locked(ctx, rt->seg, rt->dev, kind, now);
+	pthread_mutex_unlock(&ctx->rt_mu);
+	if (!kind)
+		return RR_STAY;
+	if (peer)
+		return RR_PEER;
+	if (cc_local_alternative(e, ctx, rt->seg, rt->dev, now, kind))
+		return RR_LOCAL;
+	return kind == 1 ? RR_NONE : RR_STAY;
+}
+
+/* MCC_SIG_NO_USABLE_PATH for the tasks queued on rt (at most 16
+ * distinct), once per mark (Pool::no_usable_path). */
+static void cc_no_usable_path(te_engine *e, struct te_ctx *ctx, struct te_route *rt)
+{
+	pthread_mutex_lock(&ctx->rt_mu);
+	int done = rt->mark_signalled;
+	rt->mark_signalled = 1;
+	pthread_mutex_unlock(&ctx->rt_mu);
+	if (done)
 		return;
+	const struct te_task *seen[16];
+	int n = 0;
+	for (struct te_slice *sl = rt->pq; sl && n < 16; sl = sl->next) {
+		int dup = 0;
+		for (int i = 0; i < n && !dup; i++)
+			dup = seen[i] == sl->task;
+		if (dup)
+			continue;
+		seen[n++] = sl->task;
+		cc_signal(e, MCC_SIG_NO_USABLE_PATH, ctx, rt, sl, rt->gen, 0, 0);
+	}
+}
+
+/* Site 9: move the group queued on rt as the verdict says. kPeer: TE's
+ * remote re-selection (redispatch: selectPeerDevice with the slice's
+ * retry count, passing over paused and avoided paths) when TE has another
+ * rail, else as kLocal; kLocal: tryHandoffToAnotherLocalWorker per slice
+ * (the peer path kept; a slice it cannot move stays). Neither charges the
+ * retry budget nor pauses a rail. Returns 1 when the group was handled
+ * (moved, or waits with no usable path), 0 to post it. */
+static int reroute_group(te_engine *e, struct te_worker *w, struct te_route *rt, int *blocked)
+{
+	struct te_ctx *ctx = w->ctx;
+	uint64_t now = now_of(e);
+	int v = cc_reroute(e, ctx, rt, now);
+	if (v == RR_STAY)
+		return 0;
+	struct mcc_seg_desc sd;
+	if (v == RR_NONE) {
+		CNT_ADD(e, no_usable_path, 1);
+		cc_no_usable_path(e, ctx, rt);
+		*blocked = 1;
+		return 1;
+	}
+	if (seg_get(e, rt->seg, &sd, 0) != 0)
+		return 0;
+	if (v == RR_PEER && select_peer_dev(e, ctx, rt->seg, sd.ndev, 0, rt->dev) < 0)
+		v = RR_LOCAL; /* TE has paused every other rail: hasAvailablePeerRailAlternative */
+	CNT_ADD(e, reroute_peer, v == RR_PEER);
+	CNT_ADD(e, reroute_local, v == RR_LOCAL);
 	struct te_slice *sl, *next;
+	int stayed = 0;
 	for (sl = pq_take(rt); sl; sl = next) {
 		next = sl->next;
-		if (sl->avoid_hops >= TE_AVOID_HOPS) {
-			pq_push(rt, sl);
-			continue;
+		if (v == RR_PEER) { /* redispatch: the slice's own selection */
+			int dev = select_peer_dev(e, ctx, sl->seg, sd.ndev, sl->retry_cnt, -1);
+			if (dev < 0 || dev == rt->dev)
+				dev = select_peer_dev(e, ctx, sl->seg, sd.ndev, sl->retry_cnt, rt->dev);
+			if (dev >= 0) {
+				sl->avoid_hops++;
+				sl->peer_dev = dev;
+				sl->rkey = sd.rkey[dev];
+				CNT_ADD(e, spills, 1);
+				enqueue_slice(e, ctx, sl);
+				continue;
+			}
+		} else {
+			struct te_ctx *o = handoff_target(e, ctx, sl->retry_cnt);
+			if (o) { /* the same peer path from another local NIC */
+				sl->avoid_hops++;
+				CNT_ADD(e, handoffs, 1);
+				enqueue_slice(e, o, sl);
+				continue;
+			}
 		}
-		sl->avoid_hops++;
-		sl->peer_dev = to;
-		sl->rkey = sd.rkey[to];
-		CNT_ADD(e, spills, 1);
-		enqueue_slice(e, ctx, sl);
+		pq_push(rt, sl);
+		stayed = 1;
 	}
+	if (stayed)
+		*blocked = 1;
+	return 1;
 }
 #endif
 
@@ -860,18 +1007,13 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 	struct te_ctx *ctx = w->ctx;
 	uint64_t now = now_of(e);
 	uint32_t posted = 0;
-	int held = 0; /* DEFERred near the minimum window (defer_spill) */
+	int refused = 0; /* the policy's refusal of this pass */
 
+	/* site 9: a marked path's group goes where the controller says, before
+	 * TE's rail check (which would charge the retry budget) */
+	MCC_HOOK(if (reroute_group(e, w, rt, blocked)) return 0;)
 	pthread_mutex_lock(&ctx->rt_mu);
 	int avail = rail_available(rt, now);
-	int avoided = rt->avoid_until > now;
-	pthread_mutex_unlock(&ctx->rt_mu);
-	if (avail && avoided) { /* not offered to the policy before avoid_until */
-		if (!avoid_redispatch(e, ctx, rt))
-			*blocked = 1;
-		return 0;
-	}
-	pthread_mutex_lock(&ctx->rt_mu);
 	struct te_ep *ep = NULL;
 	if (avail) {
 		if (!rt->ep)
@@ -927,34 +1069,20 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 			 * re-dispatches after AVOID), so evidence of an earlier one
 			 * is resolved by a later success, never by a sibling's. */
 			struct mcc_task_ref_v1 tr = {(uint64_t)(uintptr_t)s->task->batch, s->task->task_id,
-			                             s->retry_cnt + s->avoid_hops, 0};
+			                             s->retry_cnt, 0};
 			int d = e->ops->try_acquire(w->lane, rt->cc, s->len, ep->gen, &tr, &s->permit);
-			if (d == MCC_DEFER) { /* leave it in its transport queue */
-				CNT_ADD(e, defers, 1);
-				*blocked |= TE_BLOCKED_DEFER;
-				atomic_store_explicit(&rt->defer_at, now, memory_order_relaxed);
-				uint64_t out = 0;
-				for (uint32_t k = 0; k < ep->nqp; k++)
-					out += atomic_load(&ep->q[k].depth);
-				held = out * s->len <= e->spill_below;
-				break;
-			}
-			if (d == MCC_AVOID) { /* existing redispatch, no rail penalty */
-				CNT_ADD(e, avoids, 1);
-				pthread_mutex_lock(&ctx->rt_mu);
-				route_avoid(e, rt, now);
-				pthread_mutex_unlock(&ctx->rt_mu);
-				pthread_mutex_unlock(&ep->lock);
-				if (!avoid_redispatch(e, ctx, rt)) {
-					/* no usable path anywhere: the group waits here */
-					cc_signal(e, MCC_SIG_NO_USABLE_PATH, ctx, rt, rt->pq, ep->gen, 0, 0);
-					*blocked = 1;
-				}
-				pthread_mutex_lock(&ep->lock);
+			if (d == MCC_DEFER || d == MCC_AVOID) {
+				/* leave it in its transport queue (AVOID folded into
+				 * DEFER at the post site, as the adapter does); the
+				 * path is marked when it should not carry it now, and
+				 * the next pass reroutes the group (site 9) */
+				CNT_ADD(e, defers, d == MCC_DEFER);
+				CNT_ADD(e, avoids, d == MCC_AVOID);
+				*blocked |= d == MCC_DEFER ? TE_BLOCKED_DEFER : 1;
+				refused = d;
 				break;
 			}
 			if (d == MCC_ADMIT) {
-				rt->avoid_backoff = 0; /* the route admits again */
 				s->admitted = 1;
 				atomic_fetch_add(&e->c.permits_live, 1);
 				CNT_ADD(e, admits, 1);
@@ -1011,8 +1139,8 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 	atomic_fetch_sub(&ep->refs, 1);
 	if (dead && rt->pq) /* endpoint replaced under us: resolve again next pass */
 		*blocked = 1;
-	MCC_HOOK(if (held) defer_spill(e, ctx, rt, now);)
-	MCC_NOCC((void)held;)
+	MCC_HOOK(if (refused) cc_mark_refusal(e, ctx, rt, refused, now);)
+	MCC_NOCC((void)refused;)
 	CNT_ADD(e, slices_posted, posted);
 	return posted;
 }
@@ -1117,8 +1245,7 @@ static int peer_has_alternative(te_engine *e, struct te_ctx *ctx, int32_t seg, i
 	struct mcc_seg_desc sd;
 	if (seg_get(e, seg, &sd, 0) != 0)
 		return 0;
-	int avoided = 0; /* a route the policy avoids is still a rail here */
-	return select_peer_dev(e, ctx, seg, sd.ndev, 0, dev, &avoided) >= 0 || avoided;
+	return select_peer_dev(e, ctx, seg, sd.ndev, 0, dev) >= 0;
 }
 
 /* The CQ went to error: no WC will ever come for what is posted on it.
@@ -1419,7 +1546,9 @@ static int cc_setup(te_engine *e)
 	e->cc = mcc_instance_ctx(e->inst);
 	const struct mcc_config *cfg = mcc_instance_config(e->inst);
 	e->epoch_ns = cfg && cfg->policy.epoch_us ? (uint64_t)cfg->policy.epoch_us * 1000u : 1000000u;
-	e->spill_below = cfg ? 2 * cfg->policy.min_window_bytes : 0;
+	e->floor = cfg && 2 * cfg->policy.min_window_bytes < cfg->policy.max_window_bytes
+	                   ? 2 * cfg->policy.min_window_bytes
+	                   : 0;
 	/* read once at construction (RFC): off bypasses every hook; signals and
 	 * async events only as subscribed */
 	e->cc_on = mcc_instance_mode(e->inst) != MCC_MODE_OFF;
@@ -1794,6 +1923,10 @@ void te_get_stats(te_engine *e, struct te_stats *o)
 	LD(handoffs);
 	LD(rebinds);
 	LD(spills);
+	LD(reroute_peer);
+	LD(reroute_local);
+	LD(no_usable_path);
+	LD(avoided_hits);
 	LD(async_events);
 	LD(reclaimed);
 	LD(permits_live);

@@ -69,7 +69,11 @@ struct te_stats {
 	uint64_t defers, avoids, admits;           /* hook decisions seen by the host */
 	uint64_t endpoints_created, endpoints_deleted;
 	uint64_t rail_pauses, handoffs, rebinds;
-	uint64_t spills;                           /* DEFERred slices moved to a sibling route */
+	uint64_t spills;                           /* slices rerouted to another peer NIC (site 9) */
+	uint64_t reroute_peer, reroute_local;      /* groups rerouted (site 9; handoffs counts
+	                                            * the slices moved to another local NIC) */
+	uint64_t no_usable_path;                   /* groups with nowhere to go (site 9) */
+	uint64_t avoided_hits;                     /* selections that passed over a marked path */
 	uint64_t async_events, reclaimed;
 	int64_t permits_live;                      /* admitted, not yet settled */
 	uint64_t cpu_virtual_ns;                   /* sim: summed step costs */

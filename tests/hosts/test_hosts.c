@@ -87,8 +87,8 @@ static void test_all_scenarios_deliver_every_byte_off_and_observe(void)
 {
 	for (const char *const *n = mcc_scn_names(); *n; n++) {
 		if (!strcmp(*n, "flap") || !strcmp(*n, "peercut") || !strcmp(*n, "probefail") ||
-		    !strcmp(*n, "nicloss"))
-			continue; /* long: covered in enforce */
+		    !strcmp(*n, "nicloss") || !strcmp(*n, "flap6") || !strcmp(*n, "bothdown"))
+			continue; /* long: covered in enforce (test_hosts_faults) */
 		struct mcc_scn_result r;
 		for (int en = 0; en < 2; en++) {
 			CU_ASSERT_EQUAL_FATAL(run(*n, "off", en, 1, &r), 0);
