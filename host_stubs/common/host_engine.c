@@ -150,7 +150,7 @@ void mcc_host_eng_stall(const struct mcc_host_engine *h, uint32_t ctx, uint64_t 
 	((struct mcc_host_eng_stats){(t).defers, (t).avoids, (t).admits, (t).rail_pauses,       \
 	                             (t).wc_errors, (t).flushes, (t).cpu_virtual_ns,            \
 	                             (t).permits_live, (t).slices_posted, (t).handoffs,         \
-	                             (t).slices_retried})
+	                             (t).slices_retried, 0})
 
 void mcc_host_eng_stats(const struct mcc_host_engine *h, struct mcc_host_eng_stats *o)
 {
@@ -158,6 +158,7 @@ void mcc_host_eng_stats(const struct mcc_host_engine *h, struct mcc_host_eng_sta
 		struct te_stats t;
 		te_get_stats(h->te, &t);
 		*o = HOST_ENG_STATS(t);
+		o->no_usable_path = t.no_usable_path;
 	} else {
 		struct tent_stats t;
 		tent_get_stats(h->tent, &t);

@@ -90,6 +90,7 @@ struct mcc_host_eng_stats {
 	uint64_t defers, avoids, admits, rail_pauses, wc_errors, flushes, vcpu;
 	int64_t permits_live;
 	uint64_t posted, handoffs, retried;
+	uint64_t no_usable_path; /* TE: groups with nowhere to go (site 9); TENT: 0 */
 };
 void mcc_host_eng_stats(const struct mcc_host_engine *h, struct mcc_host_eng_stats *o);
 

@@ -79,6 +79,7 @@ struct port {
 	/* receiver token bucket (slow receiver) */
 	uint64_t rx_rate_bps, rx_burst, rx_tokens, rx_last;
 	uint64_t rx_delivered; /* payload bytes received here (data receiver) */
+	uint64_t tx_delivered; /* payload bytes sent from here and delivered */
 };
 
 struct mcc_fab_cq {
@@ -499,6 +500,8 @@ static void rx_arrive(struct mcc_fab_model *m, struct unit *u)
 	}
 	m->st.bytes_delivered += u->len;
 	rcv->rx_delivered += u->len;
+	if (u->tx)
+		u->tx->tx_delivered += u->len;
 	u->in_net = 1;
 	if (u->opcode == IBV_WR_RDMA_READ)
 		ev_push(m, m->now, EV_ACK, u);
@@ -1160,6 +1163,15 @@ uint64_t mcc_fab_model_queue_bytes(mcc_fab_model *m, uint32_t node, uint32_t dev
 uint64_t mcc_fab_model_rx_bytes(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t port)
 {
 	return port_bytes(m, node, dev, port, 1);
+}
+
+uint64_t mcc_fab_model_tx_bytes(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t port)
+{
+	struct port *p = port_at(m, node, dev, port);
+	pthread_mutex_lock(&m->lock);
+	uint64_t b = p ? p->tx_delivered : 0;
+	pthread_mutex_unlock(&m->lock);
+	return b;
 }
 
 uint64_t mcc_fab_model_queue_peak_reset(mcc_fab_model *m)

@@ -91,6 +91,8 @@ uint64_t mcc_fab_model_queue_bytes(mcc_fab_model *m, uint32_t node, uint32_t dev
 uint64_t mcc_fab_model_queue_peak_reset(mcc_fab_model *m);
 /* Payload bytes delivered so far to (node, dev, port) as the data receiver. */
 uint64_t mcc_fab_model_rx_bytes(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t port);
+/* Payload bytes sent from (node, dev, port) and delivered at their receiver. */
+uint64_t mcc_fab_model_tx_bytes(mcc_fab_model *m, uint32_t node, uint32_t dev, uint32_t port);
 
 /* ---- scripted faults (all take effect at the model's current time) */
 /* Silent path failure on the link of (node, dev, port): WRs crossing it are

@@ -277,6 +277,18 @@ int main(int argc, char **argv)
 					       "healthy_share_after=%.3f bytes_during=%" PRIu64 "\n",
 					       r.engine, r.arm, r.gray_during, r.gray_after,
 					       r.gray_bytes_during);
+				if (r.measured & MCC_SCN_MEAS_FAULTS) { /* fault figures */
+					printf("FAULTS engine=%s arm=%s nic1_share=%.3f stall_ms=%.1f "
+					       "lu_reads=%" PRIu64 " no_usable_path=%" PRIu64
+					       " lu_after_allq_ms=%.3f failed=%" PRIu64 " cooldowns=",
+					       r.engine, r.arm, r.fault_share, (double)r.fault_stall_ns / 1e6,
+					       r.fault_lu_reads, r.fault_nup,
+					       r.lu_after_allq_ns < 0 ? -1.0 : (double)r.lu_after_allq_ns / 1e6,
+					       r.tasks_failed);
+					for (uint32_t q = 0; q < r.nq_cooldown; q++)
+						printf("%s%" PRIu64, q ? "," : "", r.q_cooldown_ms[q]);
+					printf("%s\n", r.nq_cooldown ? "" : "-");
+				}
 				fflush(stdout);
 				if (r.bytes_lost || r.bytes_corrupted || r.permits_leaked)
 					rc = 1;

@@ -129,6 +129,16 @@ struct scn {
 	uint64_t gray_at[3][2];
 	uint64_t gray_t[3];
 	int gray_n;
+	/* faults (`[measure] faults`): the window, sender 0's NIC tx bytes at its
+	 * start and end, completions, LONG_UNAVAILABLE reads, every route of
+	 * sender 0 to receiver 0 QUARANTINED, the watched route's cooldowns */
+	uint64_t ft0, ft1, fwin0;
+	uint64_t ftx[2][2];
+	int ftx_n;
+	uint64_t f_last_done, f_stall, f_lu_reads, f_t_allq, f_t_lu;
+	int f_allq_prev, f_q_prev;
+	uint64_t f_qcool[8];
+	uint32_t f_nqcool;
 	struct mcc_spec *spec;
 	uint64_t fair_t0, fair_t1; /* fairness interval */
 	uint64_t q_last_t;         /* qavg: last steady sample */
@@ -194,6 +204,15 @@ static uint64_t flow_step(void *arg, uint64_t now)
 		mcc_host_eng_cstate(&f->snd->eng, sl->batch, &cs);
 		if (cs >= 0 && cs < 4)
 			sc->states_seen[cs]++;
+		if (st == MCC_HOST_DONE && sc->spec->measure_faults && f->snd == &sc->snd[0]) {
+			/* the longest stretch in [ft0, ft1] without a completion */
+			uint64_t from = sc->f_last_done > sc->ft0 ? sc->f_last_done : sc->ft0;
+			uint64_t to = sl->t_done < sc->ft1 ? sl->t_done : sc->ft1;
+			if (to > from && to - from > sc->f_stall)
+				sc->f_stall = to - from;
+			if (sl->t_done > sc->f_last_done)
+				sc->f_last_done = sl->t_done;
+		}
 		if (st == MCC_HOST_DONE) {
 			uint64_t got = mcc_host_checksum(
 			    sc->rcv[f->target - sc->rcv[0].node].buf + f->dst_off + (uint64_t)i * f->msg, f->msg);
@@ -266,6 +285,56 @@ static const char *st_abbr(int s)
 	return s >= 0 && s < 5 ? n[s] : "?";
 }
 
+/* `[measure] faults` (deterministic executor: the sampler reads the flows'
+ * outstanding tasks, which only the flow actors change). */
+static void fault_sample(struct scn *sc, uint64_t now, const struct mcc_domain_stats_v1 *rt)
+{
+	struct sender *s0 = &sc->snd[0];
+	while (sc->ftx_n < 2 && now >= (sc->ftx_n ? sc->ft1 : sc->fwin0)) {
+		for (uint32_t d = 0; d < 2 && d < sc->mcfg.devs_per_node; d++)
+			sc->ftx[sc->ftx_n][d] = mcc_fab_model_tx_bytes(sc->model, s0->node, d, 1);
+		sc->ftx_n++;
+	}
+	/* every route of sender 0 to receiver 0 QUARANTINED (the last path) */
+	int all = 1, any = 0;
+	for (uint32_t c = 0; c < mcc_host_eng_nctx(&s0->eng); c++)
+		for (uint32_t d = 0; d < sc->mcfg.devs_per_node; d++) {
+			struct mcc_domain_stats_v1 x;
+			if (mcc_host_eng_dstats(&s0->eng, c, (int)sc->rcv[0].node, (int)d, &x) != 0)
+				continue;
+			any = 1;
+			all &= x.state == MCC_PATH_QUARANTINED;
+		}
+	all &= any;
+	if (all && !sc->f_allq_prev) {
+		sc->f_t_allq = now;
+		sc->f_t_lu = 0;
+	}
+	sc->f_allq_prev = all;
+	if (now >= sc->ft0 && now <= sc->ft1) {
+		int lu = 0;
+		for (uint32_t i = 0; i < s0->nflows; i++) {
+			struct flow *f = s0->flows[i];
+			for (uint32_t k = 0; k < f->conc; k++) {
+				int cs = -1;
+				if (!f->slots[k].busy || atomic_load(&f->slots[k].done))
+					continue;
+				mcc_host_eng_cstate(&s0->eng, f->slots[k].batch, &cs);
+				lu += cs == MCC_TASK_LONG_UNAVAILABLE;
+			}
+		}
+		sc->f_lu_reads += (uint64_t)lu;
+		if (lu && sc->f_t_allq && !sc->f_t_lu)
+			sc->f_t_lu = now;
+	}
+	if (rt) {
+		if (rt->state == MCC_PATH_QUARANTINED && sc->f_q_prev != MCC_PATH_QUARANTINED &&
+		    sc->f_nqcool < 8)
+			sc->f_qcool[sc->f_nqcool++] = rt->cooldown_ms;
+		sc->f_q_prev = (int)rt->state;
+	}
+}
+
 static uint64_t sampler_step(void *arg, uint64_t now)
 {
 	struct scn *sc = arg;
@@ -324,6 +393,8 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 		if (sc->t_allq && !sc->t_handoff && es.handoffs > sc->handoffs_at_allq)
 			sc->t_handoff = now;
 	}
+	if (sc->spec->measure_faults && sc->o->exec == MCC_EXEC_SIM)
+		fault_sample(sc, now, have_rt ? &rt : NULL);
 	/* routes on healthy devices: ever quarantined? */
 	for (uint32_t i = 0; i < sc->nsnd; i++)
 		for (uint32_t c = sc->healthy_from_ctx; c < mcc_host_eng_nctx(&sc->snd[i].eng); c++)
@@ -573,6 +644,21 @@ static void add_workload(struct scn *sc, const struct mcc_spec *sp)
 		sc->gray_t[1] = off;
 		sc->gray_t[2] = off + 1000000000ull;
 	}
+	if (sp->measure_faults) { /* the window: first fault (+ settle) to the last */
+		sc->ft0 = UINT64_MAX;
+		for (uint32_t i = 0; i < sc->nfaults; i++) {
+			if (sc->faults[i].t < sc->ft0)
+				sc->ft0 = sc->faults[i].t;
+			if (sc->faults[i].t > sc->ft1)
+				sc->ft1 = sc->faults[i].t;
+		}
+		if (!sc->nfaults)
+			sc->ft0 = 0;
+		if (sc->ft1 <= sc->ft0)
+			sc->ft1 = sc->end_ns;
+		sc->fwin0 = sc->ft0 + (sp->fault_settle_ns ? sp->fault_settle_ns : 1000000000ull);
+		sc->f_q_prev = MCC_PATH_HEALTHY;
+	}
 	sc->watch_seg = (int)(R0 + sp->watch_receiver);
 	sc->rx_node_queue = (uint32_t)sc->watch_seg;
 	/* fairness interval: the last flow's start + the settling time, to the
@@ -819,7 +905,8 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 			r->jain = sq > 0 ? sum * sum / ((double)r->nfair * sq) : 0;
 	}
 	r->qavg_bytes = sc->q_time > 0 ? sc->q_area / sc->q_time : 0;
-	r->measured = (sp->gray ? MCC_SCN_MEAS_GRAY : 0) | (sp->handoff ? MCC_SCN_MEAS_HANDOFF : 0);
+	r->measured = (sp->gray ? MCC_SCN_MEAS_GRAY : 0) | (sp->handoff ? MCC_SCN_MEAS_HANDOFF : 0) |
+	              (sp->measure_faults ? MCC_SCN_MEAS_FAULTS : 0);
 	/* bits per ns = Gb/s, over the bulk flows' active interval */
 	r->goodput_gbps = t1 > t0 ? (double)bulk * 8 / (double)(t1 - t0) : 0;
 	r->total_gbps = t1 > t0 ? (double)all_bytes * 8 / (double)(t1 - t0) : 0;
@@ -876,6 +963,25 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 		r->gray_bytes_during = d0 + d1;
 	} else {
 		r->gray_during = r->gray_after = -1;
+	}
+	if (sp->measure_faults) {
+		uint64_t from = sc->f_last_done > sc->ft0 ? sc->f_last_done : sc->ft0;
+		if (sc->ft1 > from && sc->ft1 - from > sc->f_stall)
+			sc->f_stall = sc->ft1 - from; /* none since the last completion */
+		r->fault_stall_ns = sc->f_stall;
+		r->fault_lu_reads = sc->f_lu_reads;
+		uint64_t d0 = sc->ftx_n == 2 ? sc->ftx[1][0] - sc->ftx[0][0] : 0,
+		         d1 = sc->ftx_n == 2 ? sc->ftx[1][1] - sc->ftx[0][1] : 0;
+		r->fault_share = d0 + d1 ? (double)d1 / (double)(d0 + d1) : -1;
+		struct mcc_host_eng_stats es;
+		mcc_host_eng_stats(&sc->snd[0].eng, &es);
+		r->fault_nup = es.no_usable_path;
+		r->lu_after_allq_ns = sc->f_t_lu ? (int64_t)(sc->f_t_lu - sc->f_t_allq) : -1;
+		memcpy(r->q_cooldown_ms, sc->f_qcool, sizeof(r->q_cooldown_ms));
+		r->nq_cooldown = sc->f_nqcool;
+	} else {
+		r->fault_share = -1;
+		r->lu_after_allq_ns = -1;
 	}
 	r->allq_ns = sc->t_allq;
 	r->handoff_ns = sc->t_handoff ? (int64_t)(sc->t_handoff - sc->t_allq) : -1;

@@ -93,10 +93,25 @@ struct mcc_scn_result {
 	 * (-1: not measured); the bytes delivered in the first interval */
 	double gray_during, gray_after;
 	uint64_t gray_bytes_during;
+	/* faults (`[measure] faults`; not in the RESULT line; deterministic
+	 * executor only): over [first fault + fault_settle_ms, last fault],
+	 * sender 0's NIC 1 share of the payload it sent (-1: none sent); over
+	 * [first fault, last fault], its longest stretch without a completed
+	 * task, and the outstanding tasks the sampler read LONG_UNAVAILABLE;
+	 * groups with no usable path (engine counter, whole run); the time from
+	 * the sample in which every route of sender 0 to receiver 0 was
+	 * QUARANTINED to the first LONG_UNAVAILABLE read after it (-1: none);
+	 * the watched route's cooldown at each entry into QUARANTINED */
+	double fault_share;
+	uint64_t fault_stall_ns, fault_lu_reads, fault_nup;
+	int64_t lu_after_allq_ns;
+	uint64_t q_cooldown_ms[8];
+	uint32_t nq_cooldown;
 };
 
 #define MCC_SCN_MEAS_GRAY 1
 #define MCC_SCN_MEAS_HANDOFF 2
+#define MCC_SCN_MEAS_FAULTS 4
 
 /* Returns 0, -EINVAL for an unknown scenario or a bad spec file (the
  * message "FILE:LINE: ..." on stderr), or another -errno. */

@@ -445,6 +445,13 @@ static int h_measure(struct pctx *c, int line, const char *section, const char *
 		NUM(parse_bool(value, &s->gray));
 	else if (!strcmp(name, "handoff"))
 		NUM(parse_bool(value, &s->handoff));
+	else if (!strcmp(name, "faults"))
+		NUM(parse_bool(value, &s->measure_faults));
+	else if (!strcmp(name, "fault_settle_ms")) {
+		double ms;
+		NUM(parse_double(value, &ms) || ms < 0 || ms > 3600e3);
+		s->fault_settle_ns = (uint64_t)llround(ms * 1e6);
+	}
 	else if (!strcmp(name, "rx_buf"))
 		NUM(parse_size(value, &s->rx_buf) || !s->rx_buf);
 	else

@@ -71,6 +71,8 @@ struct mcc_spec {
 	uint32_t watch_ctx, watch_receiver, watch_dev, healthy_from_ctx;
 	uint64_t fair_settle_ns;
 	int gray, handoff;
+	int measure_faults;   /* fault measurement (FAULTS line) */
+	uint64_t fault_settle_ns; /* its window starts this long after the first fault */
 	uint64_t rx_buf;      /* receiver buffer override (0: from the flows' need) */
 };
 
