@@ -438,8 +438,10 @@ void mcc_engine_room_notify(mcc_engine *e);
  * AVOID without an alternate. MCC_AVOID means "not on this route now, use the
  * existing alternate rail": it reserves nothing and is no new hardware
  * failure. An engine whose admission point has no alternate rail (TE's
- * worker, where re-selection is a 30 s rail pause) treats AVOID exactly as
- * DEFER: the slice stays queued and the worker parks as above. It must not
+ * RdmaEndPoint::submitPostSend) treats AVOID as DEFER there: the slice stays
+ * queued and the worker parks as above; the engine's next pass over its
+ * queues may then hand the group back to its own selection for another path
+ * (the Mooncake adapter's reroute(), INTEGRATION.md sites 9-11). It must not
  * fail the slice and must not post it: the route is quarantined and the
  * policy admits the bounded probe itself once the cooldown expires (a tick
  * then wakes the parked worker). When every route to the peer answers
@@ -449,17 +451,18 @@ void mcc_engine_room_notify(mcc_engine *e);
 #define MCC_ENGINE_DECISION_NO_ALTERNATE(d) ((d) == MCC_AVOID ? MCC_DEFER : (d))
 
 /*
- * DEFER near the floor: a route DEFERred while the engine has at most twice
- * min_window_bytes in flight on it is held there by the policy (its
+ * DEFER near the floor: a route DEFERred while its window (or its device's)
+ * is at most twice min_window_bytes is held there by the policy (its
  * completions read as queueing: congestion, or gray loss that retransmits
  * without error WCs), not merely full. An engine that has a sibling route
  * to the same peer (another NIC) which has not been DEFERred for an epoch,
  * is not paused and not avoided may move the slices queued on the held
  * route there, without charging their retry budget and a bounded number of
  * times per slice; they come back by themselves once the route's window has
- * regrown. Move them to a path the engine would choose itself: both host
- * stubs do this (defer_spill), TE to another NIC of the peer from the same
- * local device, TENT to another local device's own rail (its cross-rail
+ * regrown. Move them to a path the engine would choose itself: the TE host
+ * stub does this through the adapter's rule (reroute(): another NIC of the
+ * peer from the same local device, else another local device when the
+ * device itself is held), TENT to another local device's own rail (its cross-rail
  * pairs share a NIC with the held path and, in the model, spread a QP
  * flush's errors until every rail was paused). Under 25 % gray loss on one
  * of two rails, 99.6-99.9 % of the bytes then arrive on the healthy rail
