@@ -106,6 +106,10 @@ struct scn {
 	int steady; /* queue peak reset done */
 	char timeline[160];
 	FILE *csv;
+	/* goodput column: (time, verified bytes) of the last CSV_RING rows */
+#define CSV_RING 256u
+	uint64_t csv_t[CSV_RING], csv_bytes[CSV_RING];
+	uint32_t csv_rows;
 	uint64_t q_node, q_dev; /* receiver port sampled for the queue */
 	uint32_t rx_node_queue;
 	uint32_t healthy_quarantined;
@@ -419,13 +423,31 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 	if (sc->csv) {
 		struct mcc_fab_model_stats ms;
 		mcc_fab_model_stats(sc->model, &ms);
+		/* goodput: the verified bytes of every flow over the last 1 % of
+		 * the run (at least 5 ms, at most the rows kept), so a plot of a
+		 * long run shows its trend and a short one its detail */
+		uint64_t bytes = 0, win = sc->end_ns / 100 > 5000000 ? sc->end_ns / 100 : 5000000;
+		for (uint32_t i = 0; i < sc->nflows; i++)
+			bytes += sc->flows[i].bytes_ok;
+		uint32_t back = 0, kept = sc->csv_rows < CSV_RING ? sc->csv_rows : CSV_RING - 1;
+		while (back < kept && now - sc->csv_t[(sc->csv_rows - back - 1) % CSV_RING] < win)
+			back++;
+		uint32_t o = (sc->csv_rows - back) % CSV_RING; /* the oldest row within the window */
+		if (back < kept)
+			o = (sc->csv_rows - back - 1) % CSV_RING; /* the first row at or past it */
+		double gbps = sc->csv_rows && now > sc->csv_t[o]
+		                      ? (double)(bytes - sc->csv_bytes[o]) * 8 / (double)(now - sc->csv_t[o])
+		                      : 0;
+		sc->csv_t[sc->csv_rows % CSV_RING] = now;
+		sc->csv_bytes[sc->csv_rows % CSV_RING] = bytes;
+		sc->csv_rows++;
 		fprintf(sc->csv, "%.3f,%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64
-		                 ",%.3f\n",
+		                 ",%.3f,%.3f\n",
 		        (double)now / 1e6, have_dv ? dv.window_bytes : 0, have_dv ? dv.inflight_bytes : 0,
 		        have_dv ? (int)dv.state : -1, have_rt ? rt.window_bytes : 0,
 		        have_rt ? rt.inflight_bytes : 0, have_rt ? (int)rt.state : -1,
 		        mcc_fab_model_queue_bytes(sc->model, sc->rx_node_queue, 0, 1),
-		        (double)ms.pause_ns / 1e6);
+		        (double)ms.pause_ns / 1e6, gbps);
 	}
 	return now + (sc->sample_ns ? sc->sample_ns : sc->o->quick ? 1000000 : 500000);
 }
@@ -819,7 +841,7 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 	sc->faulter = mcc_exec_add(sc->ex, "faults", fault_step, sc, 0);
 	if (o->timeline_csv && (sc->csv = fopen(o->timeline_csv, "w")))
 		fprintf(sc->csv, "t_ms,dev_window,dev_inflight,dev_state,route_window,route_inflight,"
-		                 "route_state,rx_queue_bytes,pause_ms\n");
+		                 "route_state,rx_queue_bytes,pause_ms,goodput_gbps\n");
 
 	/* run, then drain: stop submitting and let every transfer finish */
 	mcc_exec_run(sc->ex, sc->end_ns, NULL, NULL);
