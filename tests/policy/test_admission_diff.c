@@ -329,28 +329,27 @@ static void draw(struct gen *g, const struct run *a, struct op *o)
 		if (o->gen > rg)
 			g->rgen[o->route] = o->gen;
 		o->task = pick_task(g);
-	} else if (x < 680) {
-		o->kind = OP_WC;
+	} else if (x < 790) { /* a live permit settles: a completion or a release */
+		o->kind = x < 680 ? OP_WC : OP_REL;
 		o->slot = pick_slot(g, a, true);
 		if (o->slot < 0)
 			return;
 		const struct mcc_permit_v1 *p = &a->p[o->slot];
-		uint64_t y = below(&g->s, 100);
-		o->code = y < 94 ? IBV_WC_SUCCESS : wc_err[below(&g->s, 8)];
-		y = below(&g->s, 100);
-		o->bytes = y < 55 ? 0 : y < 80 ? p->bytes : 1 + below(&g->s, p->bytes);
-		y = below(&g->s, 100);
-		o->gen = y < 50 ? 0 : y < 95 ? p->generation : p->generation + 1;
-		y = below(&g->s, 100);
-		o->lat = y < 40 ? 0 : y < 90 ? 1 + below(&g->s, 50000) : 1000000 + below(&g->s, 1000000);
-	} else if (x < 790) {
-		o->kind = OP_REL;
-		o->slot = pick_slot(g, a, true);
-		if (o->slot < 0)
-			return;
-		const struct mcc_permit_v1 *p = &a->p[o->slot];
-		o->bytes = below(&g->s, 2) ? p->bytes : 1 + below(&g->s, p->bytes);
-		o->reason = below(&g->s, 10) < 8 ? MCC_REL_NOT_POSTED : (uint32_t)below(&g->s, 5);
+		if (o->kind == OP_REL) {
+			o->bytes = below(&g->s, 2) ? p->bytes : 1 + below(&g->s, p->bytes);
+			o->reason = below(&g->s, 10) < 8 ? MCC_REL_NOT_POSTED : (uint32_t)below(&g->s, 5);
+		} else {
+			uint64_t y = below(&g->s, 100);
+			o->code = y < 94 ? IBV_WC_SUCCESS : wc_err[below(&g->s, 8)];
+			y = below(&g->s, 100);
+			o->bytes = y < 55 ? 0 : y < 80 ? p->bytes : 1 + below(&g->s, p->bytes);
+			y = below(&g->s, 100);
+			o->gen = y < 50 ? 0 : y < 95 ? p->generation : p->generation + 1;
+			y = below(&g->s, 100);
+			o->lat = y < 40 ? 0
+			         : y < 90 ? 1 + below(&g->s, 50000)
+			                  : 1000000 + below(&g->s, 1000000);
+		}
 	} else if (x < 800) {
 		o->kind = OP_DOUBLE;
 		o->slot = (int)below(&g->s, NPERMIT); /* admitted, refused or unused */

@@ -55,17 +55,17 @@ static mcc_instance *load(const char *body)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
 	fputs(body, f);
 	fclose(f);
-	struct mcc_loader_opts o;
-	memset(&o, 0, sizeof(o));
-	o.struct_size = sizeof(o);
-	o.max_lanes = 4;
-	o.engine = "te";
-	o.ini_path = ini;
-	o.now_ns = test_clock;
-	o.log = quiet;
-	o.module_dir = getenv("MCC_TEST_MODULE_DIR");
-	o.ignore_env = 1;
-	o.host_caps = MCC_HOST_CAP_ASYNC_EVENTS | MCC_HOST_CAP_POLLER_PROGRESS;
+	struct mcc_loader_opts o = {
+		.struct_size = sizeof(o),
+		.max_lanes = 4,
+		.engine = "te",
+		.ini_path = ini,
+		.module_dir = getenv("MCC_TEST_MODULE_DIR"),
+		.ignore_env = 1,
+		.now_ns = test_clock,
+		.log = quiet,
+		.host_caps = MCC_HOST_CAP_ASYNC_EVENTS | MCC_HOST_CAP_POLLER_PROGRESS,
+	};
 	mcc_instance *inst = NULL;
 	int rc = mcc_instance_acquire(&o, &inst);
 	if (rc)
@@ -122,11 +122,17 @@ static void tick(struct env *e)
 	e->ops->tick(e->ctx, clk);
 }
 
+/* Route timeouts of tasks 1, 2 and 3 (the hard-error threshold), then a tick. */
+static void timeouts(struct env *e)
+{
+	for (uint64_t t = 1; t <= 3; t++)
+		timeout(e, t);
+	tick(e);
+}
+
 static struct mcc_domain_stats_v1 rstats(struct env *e)
 {
-	struct mcc_domain_stats_v1 s;
-	memset(&s, 0, sizeof(s));
-	s.struct_size = sizeof(s);
+	struct mcc_domain_stats_v1 s = { .struct_size = sizeof(s) };
 	CU_ASSERT_EQUAL(e->ops->domain_stats(e->ctx, MCC_DOMAIN_ROUTE, e->route, &s), 0);
 	return s;
 }
@@ -162,9 +168,7 @@ static void test_loader_enforce_mode_loads_aimd_and_quarantines(void)
 	CU_ASSERT_EQUAL(mcc_instance_mode(e.inst), MCC_MODE_ENFORCE);
 	CU_ASSERT_STRING_EQUAL(mcc_instance_name(e.inst), "aimd");
 	CU_ASSERT_STRING_EQUAL(mcc_instance_error(e.inst), "");
-	for (uint64_t t = 1; t <= 3; t++)
-		timeout(&e, t);
-	tick(&e);
+	timeouts(&e);
 	CU_ASSERT_EQUAL(rstats(&e).state, MCC_PATH_QUARANTINED);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	struct mcc_task_ref_v1 t = { 1, 9, 1, 0 };
@@ -191,9 +195,7 @@ static void test_loader_module_delay_is_selectable_by_ini(void)
 	uint64_t w1 = rstats(&e).window_bytes;
 	CU_ASSERT(w1 > w0);
 	CU_ASSERT_EQUAL(rstats(&e).window_cuts, 0);
-	for (uint64_t t = 1; t <= 3; t++)
-		timeout(&e, t);
-	tick(&e);
+	timeouts(&e);
 	CU_ASSERT_EQUAL(rstats(&e).state, MCC_PATH_QUARANTINED);
 	CU_ASSERT_EQUAL(rstats(&e).inflight_bytes, 0);
 	close_env(&e);
@@ -204,9 +206,7 @@ static void test_loader_observe_mode_loads_observe_and_records(void)
 	struct env e = open_env("[policy]\nmode = observe\n[controller]\nrecorder_entries = 64\n");
 	CU_ASSERT_EQUAL(mcc_instance_mode(e.inst), MCC_MODE_OBSERVE);
 	CU_ASSERT_STRING_EQUAL(mcc_instance_name(e.inst), "observe");
-	for (uint64_t t = 1; t <= 3; t++)
-		timeout(&e, t);
-	tick(&e);
+	timeouts(&e);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(e.ops->try_acquire(e.lane, e.route, 4096, 1, NULL, &p), MCC_ADMIT);
 	CU_ASSERT(p.flags & MCC_PERMIT_F_OBSERVED); /* enforce would avoid */
