@@ -70,6 +70,25 @@ acquire_ini(struct lt_log *log, mcc_instance **inst, const char *fmt, ...)
 	return mcc_instance_acquire(&o, inst);
 }
 
+/* acquire_ini with [policy] mode, module and module_dir (from; NULL: none). */
+static int acquire_module(struct lt_log *log, mcc_instance **inst, const char *mode,
+                          const char *module, const char *from)
+{
+	if (!from)
+		return acquire_ini(log, inst, "[policy]\nmode = %s\nmodule = %s\n", mode, module);
+	return acquire_ini(log, inst, "[policy]\nmode = %s\nmodule = %s\nmodule_dir = %s\n", mode,
+	                   module, from);
+}
+
+/* A copy of the null module's first `len` bytes as in/file (mode): its
+ * path in out. */
+static void copy_null(const char *in, const char *file, mode_t mode, size_t len, char *out,
+                      size_t outlen)
+{
+	CU_ASSERT_FATAL((size_t)snprintf(out, outlen, "%s/%s", in, file) < outlen);
+	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), out, mode, len), 0);
+}
+
 /* The file a callback lives in. */
 static const char *where(const void *fn)
 {
@@ -95,8 +114,7 @@ static void assert_nothing_loaded(void)
 	int rc;
 
 	lt_log_init(&log);
-	rc = acquire_ini(&log, &inst, "[policy]\nmode = off\nmodule = baseline\nmodule_dir = %s\n",
-	                 baddir);
+	rc = acquire_module(&log, &inst, "off", "baseline", baddir);
 	if (rc != 0)
 		fprintf(stderr, "assert_nothing_loaded: %d %s\n", rc, mcc_instance_error(inst));
 	CU_ASSERT_EQUAL(rc, 0);
@@ -179,7 +197,7 @@ static void test_mode_off_runs_the_builtin_without_any_file(void)
 	mcc_instance_release(inst);
 
 	/* module = none: the same, explicitly. */
-	CU_ASSERT_EQUAL(acquire_ini(&log, &inst, "[policy]\nmode = off\nmodule = none\n"), 0);
+	CU_ASSERT_EQUAL(acquire_module(&log, &inst, "off", "none", NULL), 0);
 	CU_ASSERT_TRUE(lt_is_usable_off(inst));
 	mcc_instance_release(inst);
 	CU_ASSERT_EQUAL(log.count[MCC_LOG_ERROR], 0);
@@ -196,9 +214,8 @@ static void test_absolute_module_path_loads(void)
 	lt_log_init(&log);
 	snprintf(sub, sizeof(sub), "%s/abs", dir);
 	CU_ASSERT_EQUAL_FATAL(mkdir(sub, 0755), 0);
-	snprintf(so, sizeof(so), "%s/any-name.so", sub);
-	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), so, 0755, SIZE_MAX), 0);
-	CU_ASSERT_EQUAL(acquire_ini(&log, &inst, "[policy]\nmode = off\nmodule = %s\n", so), 0);
+	copy_null(sub, "any-name.so", 0755, SIZE_MAX, so, sizeof(so));
+	CU_ASSERT_EQUAL(acquire_module(&log, &inst, "off", so, NULL), 0);
 	CU_ASSERT_STRING_EQUAL(mcc_instance_name(inst), "null");
 	CU_ASSERT_TRUE(lt_is_usable_off(inst));
 	mcc_instance_release(inst);
@@ -214,10 +231,7 @@ static void test_module_without_capabilities_loads(void)
 	mcc_instance *inst = NULL;
 
 	lt_log_init(&log);
-	CU_ASSERT_EQUAL(acquire_ini(&log, &inst, "[policy]\nmode = off\nmodule = nocap\n"
-	                                         "module_dir = %s\n",
-	                            baddir),
-	                0);
+	CU_ASSERT_EQUAL(acquire_module(&log, &inst, "off", "nocap", baddir), 0);
 	CU_ASSERT_STRING_EQUAL(mcc_instance_name(inst), "nocap");
 	CU_ASSERT_STRING_EQUAL(mcc_instance_error(inst), "");
 	CU_ASSERT_EQUAL(log.count[MCC_LOG_ERROR], 0);
@@ -258,9 +272,7 @@ static void test_broken_modules_leave_the_controller_off(void)
 		int rc;
 
 		lt_log_init(&log);
-		rc = acquire_ini(&log, &inst,
-		                 "[policy]\nmode = off\nmodule = %s\nmodule_dir = %s\n", b->id,
-		                 baddir);
+		rc = acquire_module(&log, &inst, "off", b->id, baddir);
 		snprintf(want, sizeof(want), "module '%s': ", b->id);
 		CU_ASSERT_EQUAL(strncmp(mcc_instance_error(inst), want, strlen(want)), 0);
 		expect_off(b->id, rc, b->rc, inst, &log, b->message);
@@ -279,42 +291,55 @@ static void make_dir(const char *name, mode_t mode, char *out, size_t len)
 	CU_ASSERT_EQUAL_FATAL(chmod(out, mode), 0);
 }
 
-static void load_from(const char *what, const char *module, const char *from, int want_rc,
-                      const char *message)
+/* Acquiring `module` (from: its directory, NULL: none) in `mode` is
+ * refused (expect_off). */
+static void refused(const char *what, const char *mode, const char *module, const char *from,
+                    int want_rc, const char *message)
 {
 	struct lt_log log;
 	mcc_instance *inst = NULL;
-	int rc;
 
 	lt_log_init(&log);
-	rc = acquire_ini(&log, &inst, "[policy]\nmode = off\nmodule = %s\nmodule_dir = %s\n",
-	                 module, from);
+	int rc = acquire_module(&log, &inst, mode, module, from);
 	expect_off(what, rc, want_rc, inst, &log, message);
 	lt_log_fini(&log);
 }
 
+static void load_from(const char *what, const char *module, const char *from, int want_rc,
+                      const char *message)
+{
+	refused(what, "off", module, from, want_rc, message);
+}
+
+/* The null module in a directory `name` of mode dmode, its file of mode
+ * fmode, one of them writable by others: refused, the message naming it
+ * by its real path and mode. The directory's path in sub. */
+static void world_writable(const char *name, mode_t dmode, mode_t fmode, char *sub, size_t len)
+{
+	char so[LT_PATH + 64], real[LT_PATH + 64], want[LT_PATH + 128];
+	int open_dir = (dmode & S_IWOTH) != 0;
+
+	make_dir(name, dmode, sub, len);
+	copy_null(sub, "mcc-policy-null.so", fmode, SIZE_MAX, so, sizeof(so));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(open_dir ? sub : so, real));
+	snprintf(want, sizeof(want), "%s %s is writable by others (mode %04o)",
+	         open_dir ? "directory" : "module file", real, (unsigned)(open_dir ? dmode : fmode));
+	load_from(open_dir ? "world-writable directory" : "world-writable file", "null", sub, -EPERM,
+	          want);
+}
+
 static void test_world_writable_module_file_is_refused(void)
 {
-	char sub[LT_PATH], so[LT_PATH + 64], real[LT_PATH + 64], want[LT_PATH + 128];
+	char sub[LT_PATH];
 
-	make_dir("wwfile", 0755, sub, sizeof(sub));
-	snprintf(so, sizeof(so), "%s/mcc-policy-null.so", sub);
-	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), so, 0757, SIZE_MAX), 0);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(so, real));
-	snprintf(want, sizeof(want), "module file %s is writable by others (mode 0757)", real);
-	load_from("world-writable file", "null", sub, -EPERM, want);
+	world_writable("wwfile", 0755, 0757, sub, sizeof(sub));
 }
 
 static void test_world_writable_module_directory_is_refused(void)
 {
-	char sub[LT_PATH], so[LT_PATH + 64], real[LT_PATH + 64], want[LT_PATH + 128];
+	char sub[LT_PATH];
 
-	make_dir("wwdir", 0777, sub, sizeof(sub));
-	snprintf(so, sizeof(so), "%s/mcc-policy-null.so", sub);
-	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), so, 0755, SIZE_MAX), 0);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(sub, real));
-	snprintf(want, sizeof(want), "directory %s is writable by others (mode 0777)", real);
-	load_from("world-writable directory", "null", sub, -EPERM, want);
+	world_writable("wwdir", 0777, 0755, sub, sizeof(sub));
 	/* Sticky (like /tmp) does not help: others can still add files. */
 	CU_ASSERT_EQUAL(chmod(sub, 01777), 0);
 	load_from("sticky world-writable directory", "null", sub, -EPERM, "writable by others");
@@ -327,8 +352,7 @@ static void test_symlink_into_a_world_writable_directory_is_refused(void)
 
 	make_dir("linkdir", 0755, safe, sizeof(safe));
 	make_dir("linktarget", 0777, open_dir, sizeof(open_dir));
-	snprintf(target, sizeof(target), "%s/real.so", open_dir);
-	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), target, 0755, SIZE_MAX), 0);
+	copy_null(open_dir, "real.so", 0755, SIZE_MAX, target, sizeof(target));
 	snprintf(link, sizeof(link), "%s/mcc-policy-null.so", safe);
 	CU_ASSERT_EQUAL_FATAL(symlink(target, link), 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(open_dir, real));
@@ -356,18 +380,14 @@ static void test_non_elf_and_truncated_files_are_refused(void)
 	load_from("non-ELF file", "junk", sub, -ENOEXEC, "is not an ELF shared object");
 	/* Truncated: dlopen() itself would die of SIGBUS mapping the missing
 	 * segments; the loader checks the program headers first. */
-	snprintf(path, sizeof(path), "%s/mcc-policy-trunc.so", sub);
-	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), path, 0755, 1000), 0);
+	copy_null(sub, "mcc-policy-trunc.so", 0755, 1000, path, sizeof(path));
 	load_from("truncated ELF file", "trunc", sub, -ENOEXEC, "is truncated");
-	snprintf(path, sizeof(path), "%s/mcc-policy-hdr.so", sub);
-	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), path, 0755, 40), 0);
+	copy_null(sub, "mcc-policy-hdr.so", 0755, 40, path, sizeof(path));
 	load_from("ELF header only", "hdr", sub, -ENOEXEC, "is not an ELF shared object");
-	snprintf(path, sizeof(path), "%s/mcc-policy-empty.so", sub);
-	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), path, 0755, 0), 0);
+	copy_null(sub, "mcc-policy-empty.so", 0755, 0, path, sizeof(path));
 	load_from("empty file", "empty", sub, -ENOEXEC, "is not an ELF shared object");
 	/* ELF, but not a shared object: the null module marked ET_REL. */
-	snprintf(path, sizeof(path), "%s/mcc-policy-reloc.so", sub);
-	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), path, 0755, SIZE_MAX), 0);
+	copy_null(sub, "mcc-policy-reloc.so", 0755, SIZE_MAX, path, sizeof(path));
 	{
 		const unsigned char et_rel[2] = { 1, 0 }; /* e_type, little-endian */
 		int fd = open(path, O_WRONLY);
@@ -445,8 +465,7 @@ static void test_module_owned_by_another_user_is_refused(void)
 
 	if (root) {
 		make_dir("owner", 0755, sub, sizeof(sub));
-		snprintf(so, sizeof(so), "%s/mcc-policy-null.so", sub);
-		CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), so, 0755, SIZE_MAX), 0);
+		copy_null(sub, "mcc-policy-null.so", 0755, SIZE_MAX, so, sizeof(so));
 		CU_ASSERT_EQUAL_FATAL(chown(so, 12345, 12345), 0);
 		load_from("file of another user", "null", sub, -EPERM,
 		          "is owned by uid 12345, neither root nor the effective user");
@@ -463,8 +482,7 @@ static void test_module_owned_by_another_user_is_refused(void)
 	CU_ASSERT_EQUAL_FATAL(lt_mkdtemp(own, sizeof(own)), 0);
 	CU_ASSERT_EQUAL_FATAL(lt_mkdtemp(other, sizeof(other)), 0);
 	CU_ASSERT_EQUAL_FATAL(chmod(other, 0755), 0);
-	snprintf(so, sizeof(so), "%s/mcc-policy-null.so", other);
-	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), so, 0755, SIZE_MAX), 0);
+	copy_null(other, "mcc-policy-null.so", 0755, SIZE_MAX, so, sizeof(so));
 	struct owner_case own_ok = { own, own, so, 0, "" };
 	CU_ASSERT_EQUAL(lt_run_unprivileged(owner_check, &own_ok, own), 0);
 	if (root) {
@@ -485,8 +503,7 @@ static void test_file_declaring_another_name_is_refused(void)
 	char sub[LT_PATH], so[LT_PATH + 64];
 
 	make_dir("renamed", 0755, sub, sizeof(sub));
-	snprintf(so, sizeof(so), "%s/mcc-policy-other.so", sub);
-	CU_ASSERT_EQUAL_FATAL(lt_copy(lt_null_so(), so, 0755, SIZE_MAX), 0);
+	copy_null(sub, "mcc-policy-other.so", 0755, SIZE_MAX, so, sizeof(so));
 	load_from("renamed module", "other", sub, -EPROTO,
 	          "the file of module 'other' declares the name 'null'");
 }
@@ -495,23 +512,11 @@ static void test_file_declaring_another_name_is_refused(void)
 
 static void test_module_mode_must_equal_configured_mode(void)
 {
-	struct lt_log log;
-	mcc_instance *inst = NULL;
-	int rc;
-
-	lt_log_init(&log);
-	rc = acquire_ini(&log, &inst, "[policy]\nmode = enforce\nmodule = null\nmodule_dir = %s\n",
-	                 moddir);
-	expect_off("null as enforce", rc, -EINVAL, inst, &log,
-	           "the module implements mode off, but the configuration sets mode = enforce");
-	lt_log_fini(&log);
-
-	lt_log_init(&log);
-	rc = acquire_ini(&log, &inst, "[policy]\nmode = observe\nmodule = none\n");
-	expect_off("none as observe", rc, -EINVAL, inst, &log,
-	           "module 'none' (built-in null): the module implements mode off, but the "
-	           "configuration sets mode = observe");
-	lt_log_fini(&log);
+	refused("null as enforce", "enforce", "null", moddir, -EINVAL,
+	        "the module implements mode off, but the configuration sets mode = enforce");
+	refused("none as observe", "observe", "none", NULL, -EINVAL,
+	        "module 'none' (built-in null): the module implements mode off, but the "
+	        "configuration sets mode = observe");
 }
 
 static void test_config_errors_leave_the_controller_off(void)
@@ -619,20 +624,15 @@ static void test_same_module_is_shared_and_reference_counted(void)
 	int rc;
 
 	lt_log_init(&log);
-	CU_ASSERT_EQUAL_FATAL(acquire_ini(&log, &a,
-	                                  "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n",
-	                                  moddir),
-	                      0);
+	CU_ASSERT_EQUAL_FATAL(acquire_module(&log, &a, "off", "null", moddir), 0);
 	/* The same file through an absolute path is the same module. */
-	CU_ASSERT_EQUAL_FATAL(
-	        acquire_ini(&log, &b, "[policy]\nmode = off\nmodule = %s\n", lt_null_so()), 0);
+	CU_ASSERT_EQUAL_FATAL(acquire_module(&log, &b, "off", lt_null_so(), NULL), 0);
 	CU_ASSERT_PTR_EQUAL(a, b);
 	CU_ASSERT_EQUAL(log.count[MCC_LOG_WARN], 0);
 
 	/* One release: still loaded, so another module is refused. */
 	mcc_instance_release(a);
-	rc = acquire_ini(&log, &c, "[policy]\nmode = off\nmodule = baseline\nmodule_dir = %s\n",
-	                 baddir);
+	rc = acquire_module(&log, &c, "off", "baseline", baddir);
 	CU_ASSERT_EQUAL(rc, -EBUSY);
 	CU_ASSERT_TRUE(lt_is_usable_off(c));
 	CU_ASSERT_PTR_NOT_EQUAL(c, a);
@@ -657,12 +657,8 @@ static void test_shared_module_with_another_mode_is_refused(void)
 	int rc;
 
 	lt_log_init(&log);
-	CU_ASSERT_EQUAL_FATAL(acquire_ini(&log, &a,
-	                                  "[policy]\nmode = off\nmodule = null\nmodule_dir = %s\n",
-	                                  moddir),
-	                      0);
-	rc = acquire_ini(&log, &b, "[policy]\nmode = observe\nmodule = null\nmodule_dir = %s\n",
-	                 moddir);
+	CU_ASSERT_EQUAL_FATAL(acquire_module(&log, &a, "off", "null", moddir), 0);
+	rc = acquire_module(&log, &b, "observe", "null", moddir);
 	CU_ASSERT_EQUAL(rc, -EINVAL);
 	CU_ASSERT_PTR_NOT_EQUAL(a, b);
 	CU_ASSERT_PTR_NOT_NULL(strstr(mcc_instance_error(b), "implements mode off"));
