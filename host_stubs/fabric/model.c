@@ -1023,17 +1023,19 @@ static const struct mcc_fab_ops model_ops = {
 
 void mcc_fab_model_cfg_defaults(struct mcc_fab_model_cfg *c)
 {
-	memset(c, 0, sizeof(*c));
-	c->nodes = 2;
-	c->devs_per_node = 2;
-	c->ports_per_dev = 1;
-	c->link_bps = 25000000000ull;
-	c->prop_ns = 1000;
-	c->switch_buf_bytes = 4u << 20;
-	c->seed = 1;
-	c->max_qp_wr = 256;
-	c->max_cqe = 4096;
-	c->move_payload = 1;
+	static const struct mcc_fab_model_cfg defaults = {
+	    .nodes = 2,
+	    .devs_per_node = 2,
+	    .ports_per_dev = 1,
+	    .link_bps = 25000000000ull,
+	    .prop_ns = 1000,
+	    .switch_buf_bytes = 4u << 20,
+	    .seed = 1,
+	    .max_qp_wr = 256,
+	    .max_cqe = 4096,
+	    .move_payload = 1,
+	};
+	*c = defaults;
 }
 
 mcc_fab_model *mcc_fab_model_create(const struct mcc_fab_model_cfg *cfg)

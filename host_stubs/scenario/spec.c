@@ -519,16 +519,18 @@ static int handler(void *user, const char *section, const char *name, const char
 
 static void spec_defaults(struct mcc_spec *s)
 {
-	memset(s, 0, sizeof(*s));
-	s->senders = 1;
-	s->receivers = 1;
-	s->nics = 1;
-	s->ib_timeout = 14;
-	s->ib_retry = 7;
-	s->rnr_retry = 7;
-	s->rail_pause_s = 30;
-	s->recovery_ns = 30000000000ull;
-	s->fair_settle_ns = 50000000ull;
+	static const struct mcc_spec defaults = {
+	    .senders = 1,
+	    .receivers = 1,
+	    .nics = 1,
+	    .ib_timeout = 14,
+	    .ib_retry = 7,
+	    .rnr_retry = 7,
+	    .rail_pause_s = 30,
+	    .recovery_ns = 30000000000ull,
+	    .fair_settle_ns = 50000000ull,
+	};
+	*s = defaults;
 }
 
 static int validate(struct pctx *c)
