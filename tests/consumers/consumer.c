@@ -16,21 +16,20 @@
 
 int main(int argc, char **argv)
 {
-	struct mcc_loader_opts o;
 	mcc_instance *inst = NULL;
 	FILE *f;
-	int rc;
 
 	if (argc != 3 || !(f = fopen(argv[1], "w")))
 		return 2;
 	fprintf(f, "[policy]\nmode = observe\nmodule_dir = %s\n", argv[2]);
 	fclose(f);
-	memset(&o, 0, sizeof(o));
-	o.struct_size = sizeof(o);
-	o.engine = "pkgconfig-consumer";
-	o.ini_path = argv[1];
-	o.ignore_env = 1;
-	rc = mcc_instance_acquire(&o, &inst);
+	struct mcc_loader_opts o = {
+		.struct_size = sizeof(o),
+		.engine = "pkgconfig-consumer",
+		.ini_path = argv[1],
+		.ignore_env = 1,
+	};
+	int rc = mcc_instance_acquire(&o, &inst);
 	if (rc != 0 || strcmp(mcc_instance_name(inst), "observe") != 0 ||
 	    mcc_instance_mode(inst) != MCC_MODE_OBSERVE ||
 	    MCC_ABI_MAJOR(mcc_instance_ops(inst)->abi_version) != 1) {
