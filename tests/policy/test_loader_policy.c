@@ -99,6 +99,15 @@ static struct env open_env(const char *body)
 	return e;
 }
 
+/* open_env, the instance in `mode` running module `name`. */
+static struct env open_module(const char *body, enum mcc_mode mode, const char *name)
+{
+	struct env e = open_env(body);
+	CU_ASSERT_EQUAL(mcc_instance_mode(e.inst), mode);
+	CU_ASSERT_STRING_EQUAL(mcc_instance_name(e.inst), name);
+	return e;
+}
+
 static void close_env(struct env *e)
 {
 	e->ops->route_close(e->ctx, e->route);
@@ -164,9 +173,7 @@ static void grow(struct env *e)
 
 static void test_loader_enforce_mode_loads_aimd_and_quarantines(void)
 {
-	struct env e = open_env("[policy]\nmode = enforce\n");
-	CU_ASSERT_EQUAL(mcc_instance_mode(e.inst), MCC_MODE_ENFORCE);
-	CU_ASSERT_STRING_EQUAL(mcc_instance_name(e.inst), "aimd");
+	struct env e = open_module("[policy]\nmode = enforce\n", MCC_MODE_ENFORCE, "aimd");
 	CU_ASSERT_STRING_EQUAL(mcc_instance_error(e.inst), "");
 	timeouts(&e);
 	CU_ASSERT_EQUAL(rstats(&e).state, MCC_PATH_QUARANTINED);
@@ -185,9 +192,7 @@ static void test_loader_enforce_mode_loads_aimd_and_quarantines(void)
  * same mechanism (quarantine, evidence), its own windows. */
 static void test_loader_module_delay_is_selectable_by_ini(void)
 {
-	struct env e = open_env("[policy]\nmode = enforce\nmodule = delay\n");
-	CU_ASSERT_EQUAL(mcc_instance_mode(e.inst), MCC_MODE_ENFORCE);
-	CU_ASSERT_STRING_EQUAL(mcc_instance_name(e.inst), "delay");
+	struct env e = open_module("[policy]\nmode = enforce\nmodule = delay\n", MCC_MODE_ENFORCE, "delay");
 	/* slices that complete at once: no queueing, the window grows by at
 	 * least ai_bytes x (T - 0) / T = ai_bytes per used epoch (no slow start) */
 	uint64_t w0 = rstats(&e).window_bytes;
@@ -203,9 +208,7 @@ static void test_loader_module_delay_is_selectable_by_ini(void)
 
 static void test_loader_observe_mode_loads_observe_and_records(void)
 {
-	struct env e = open_env("[policy]\nmode = observe\n[controller]\nrecorder_entries = 64\n");
-	CU_ASSERT_EQUAL(mcc_instance_mode(e.inst), MCC_MODE_OBSERVE);
-	CU_ASSERT_STRING_EQUAL(mcc_instance_name(e.inst), "observe");
+	struct env e = open_module("[policy]\nmode = observe\n[controller]\nrecorder_entries = 64\n", MCC_MODE_OBSERVE, "observe");
 	timeouts(&e);
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(e.ops->try_acquire(e.lane, e.route, 4096, 1, NULL, &p), MCC_ADMIT);
