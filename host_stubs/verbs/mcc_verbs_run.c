@@ -695,6 +695,20 @@ static int steps_all_done(void)
 	return 1;
 }
 
+/* Under enforce, the sampled route c<wd> > n1.d<wd> whose controller state
+ * a check reads; NULL otherwise (a failed check when it was not sampled). */
+static struct dom *enforce_route(uint32_t wd)
+{
+	if (!MCC_CC_COMPILED_IN || strcmp(W.mode, "enforce"))
+		return NULL;
+	struct dom *r = route_dom(wd, wd);
+	if (!r || !r->ns) {
+		check(0, "route c%u>n1.d%u was sampled", wd, wd);
+		return NULL;
+	}
+	return r;
+}
+
 /* the watched route (c<D> to n1.d<D>) and every device domain HEALTHY (a
  * route without traffic stays PROBING until a probe runs on it) */
 static int watched_healthy(void)
@@ -1021,14 +1035,10 @@ static void checks_peer_cut(int probe_fails, int local)
 	if (probe_fails && W.v)
 		check(!pe && !async_seen(IBV_EVENT_PORT_ERR, 0, wd, &tcut),
 		      "silent: no IBV_EVENT_PORT_ERR on either side");
-	if (!MCC_CC_COMPILED_IN || strcmp(W.mode, "enforce"))
-		return;
 	/* the route from the same-rail local device to the cut peer NIC */
-	struct dom *r = route_dom(wd, wd);
-	if (!r || !r->ns) {
-		check(0, "route c%u>n1.d%u was sampled", wd, wd);
+	struct dom *r = enforce_route(wd);
+	if (!r)
 		return;
-	}
 	static const int want_cut[] = {MCC_PATH_SUSPECT, MCC_PATH_QUARANTINED, MCC_PATH_PROBING,
 	                               MCC_PATH_HEALTHY};
 	static const int want_bh[] = {MCC_PATH_SUSPECT, MCC_PATH_QUARANTINED, MCC_PATH_PROBING,
@@ -1251,13 +1261,9 @@ static void checks_tbf(void)
 		check(nb > 0 && na > 0 && la > 2 * lb, "completion latency rose (p50 %.1f -> %.1f ms)",
 		      (double)lb / 1e6, (double)la / 1e6);
 	check(wc_errors_total() == 0, "no error WC (%" PRIu64 ")", wc_errors_total());
-	if (!MCC_CC_COMPILED_IN || strcmp(W.mode, "enforce"))
+	struct dom *r = enforce_route(wd);
+	if (!r)
 		return;
-	struct dom *r = route_dom(wd, wd);
-	if (!r || !r->ns) {
-		check(0, "route c%u>n1.d%u was sampled", wd, wd);
-		return;
-	}
 	uint32_t a = first_at(r, ts);
 	uint64_t dmax_b = 0, dmax_a = 0, wmin_a = UINT64_MAX, w_at = a < r->ns ? r->s[a].window : 0;
 	int cong = 0;
