@@ -91,6 +91,18 @@ def run_child(cmd, pin):
     return out, err, p.returncode, cpu, ru.ru_maxrss
 
 
+def host_cmd(arm, ex, msg, conc, dur):
+    """The e2e host's command line for one arm and workload."""
+    cmd = [HOST_NOCC] if arm == "compile-out" else [HOST, "--mode", arm, "--module-dir", MOD]
+    return cmd + ["--msg", str(msg), "--conc", str(conc), "--duration", str(dur),
+                  "--exec", ex, "--devs", "2", "--seed", "1"]
+
+
+def result_line(out, tag):
+    """The first line of a child's output that starts with `tag`."""
+    return next((l for l in out.splitlines() if l.startswith(tag + " ")), None)
+
+
 def kv(line, tag):
     d = {}
     for tok in line.split()[1:]:
@@ -104,6 +116,17 @@ def kv(line, tag):
     return d
 
 
+def run_result(cmd, pin, tag, what):
+    """Run one arm (run_child); its `tag` line parsed (kv), the line, rc, CPU
+    ms and max RSS; None, with a note on `what`, when it printed none."""
+    out, err, rc, cpu, rss = run_child(cmd, pin)
+    line = result_line(out, tag)
+    if line is None:
+        notes.append(f"{what}: no result (rc {rc}): {err.strip()[-200:]}")
+        return None
+    return kv(line, tag), line, rc, cpu, rss
+
+
 raw_lines = []
 results = {}  # (workload, arm) -> list of dicts (index = rep)
 cmds = {}
@@ -112,20 +135,13 @@ for wname, ex, msg, conc, dur in WORKLOADS:
     for r in range(REPS):
         k = r % len(available) if available else 0
         for arm in available[k:] + available[:k]:
-            if arm == "compile-out":
-                cmd = [HOST_NOCC]
-            else:
-                cmd = [HOST, "--mode", arm, "--module-dir", MOD]
-            cmd += ["--msg", str(msg), "--conc", str(conc), "--duration", str(dur),
-                    "--exec", ex, "--devs", "2", "--seed", "1"]
+            cmd = host_cmd(arm, ex, msg, conc, dur)
             cmds[(wname, arm)] = " ".join(shlex.quote(c) for c in cmd)
-            out, err, rc, cpu, rss = run_child(cmd, SIM_CPU if ex == "sim" else None)
-            line = next((l for l in out.splitlines() if l.startswith("E2E ")), None)
-            if line is None:
-                notes.append(f"`{wname}` / `{arm}` rep {r}: no result (rc {rc}): "
-                             f"{err.strip()[-200:]}")
+            got = run_result(cmd, SIM_CPU if ex == "sim" else None, "E2E",
+                             f"`{wname}` / `{arm}` rep {r}")
+            if not got:
                 continue
-            d = kv(line, "E2E")
+            d, line, rc, cpu, rss = got
             d["rc"] = rc
             d["child_cpu_ms"] = cpu
             d["maxrss_kib"] = rss
@@ -222,14 +238,11 @@ if VALGRIND:
         for arm in available:
             pts = []
             for k, d in ((1, d1), (2, 2 * d1)):
-                base = [HOST_NOCC] if arm == "compile-out" else [HOST, "--mode", arm,
-                                                                  "--module-dir", MOD]
-                base += ["--msg", str(msg), "--conc", str(conc), "--duration", str(d),
-                         "--exec", "sim", "--devs", "2", "--seed", "1"]
                 cgo = os.path.join(tmpd, f"cg.{len(insn)}.{k}")
                 out, err, rc, cpu, rss = run_child(
-                    [VALGRIND, "--tool=callgrind", f"--callgrind-out-file={cgo}"] + base, SIM_CPU)
-                line = next((l for l in out.splitlines() if l.startswith("E2E ")), None)
+                    [VALGRIND, "--tool=callgrind", f"--callgrind-out-file={cgo}"] +
+                    host_cmd(arm, "sim", msg, conc, d), SIM_CPU)
+                line = result_line(out, "E2E")
                 tot = cg_total(cgo) if os.path.exists(cgo) else None
                 if line is None or tot is None:
                     notes.append(f"callgrind `{wname}` / `{arm}`: failed (rc {rc})")
@@ -267,13 +280,10 @@ if os.access(RUNNER, os.X_OK) and scn_arms:
                 if Q:
                     cmd.append("--quick")
                 scn_cmds[(name, arm)] = " ".join(shlex.quote(c) for c in cmd)
-                out, err, rc, cpu, rss = run_child(cmd, SIM_CPU)
-                line = next((l for l in out.splitlines() if l.startswith("RESULT ")), None)
-                if line is None:
-                    notes.append(f"scenario `{name}` / `{arm}`: no result (rc {rc}): "
-                                 f"{err.strip()[-200:]}")
+                got = run_result(cmd, SIM_CPU, "RESULT", f"scenario `{name}` / `{arm}`")
+                if not got:
                     continue
-                d = kv(line, "RESULT")
+                d, line, _, cpu, _ = got
                 d["child_cpu_ms"] = cpu
                 d["rep"] = r
                 scn.setdefault((name, arm), []).append(d)
@@ -414,26 +424,26 @@ with open(dat, "w") as f:
                 continue
             s = stat([d["cpu_per_gib_ms"] for d in v])
             t = stat([d["goodput_gbps" if ex == "sim" else "real_gbps"] for d in v])
+            if not s or not t:  # no finite figure (nothing verified): no bar
+                continue
             short = ("small" if msg < (1 << 20) else "large") + "-" + ex
             f.write(f"\"{short}/{arm}\" {s[0]:.3f} {s[1]:.3f} {s[2]:.3f} "
                     f"{t[0]:.4f} {t[1]:.4f} {t[2]:.4f}\n")
 if results:
-    png = os.path.join(OUT, "e2e-cpu.png")
-    plots.append({"png": "e2e-cpu.png", "script": (
-        f"set terminal pngcairo size 1100,550 noenhanced\nset output '{png}'\n"
-        "set title 'end to end: CPU ms per GiB verified (median, min..max)'\n"
-        "set style data histogram\nset style histogram errorbars gap 1 lw 1\n"
-        "set style fill solid 0.6\nset xtics rotate by -35 font ',8'\nset grid ytics\n"
-        "set ylabel 'CPU ms / GiB'\nset key off\n"
-        f"plot '{dat}' using 2:3:4:xtic(1)\n")})
-    png2 = os.path.join(OUT, "e2e-throughput.png")
-    plots.append({"png": "e2e-throughput.png", "script": (
-        f"set terminal pngcairo size 1100,550 noenhanced\nset output '{png2}'\n"
-        "set title 'end to end: throughput, Gb/s (sim: model time; threaded: real time)'\n"
-        "set style data histogram\nset style histogram errorbars gap 1 lw 1\n"
-        "set style fill solid 0.6\nset xtics rotate by -35 font ',8'\nset grid ytics\n"
-        "set ylabel 'Gb/s'\nset key off\n"
-        f"plot '{dat}' using 5:6:7:xtic(1)\n")})
+    for name, title, ylabel, cols in (
+            ("e2e-cpu.png", "end to end: CPU ms per GiB verified (median, min..max)",
+             "CPU ms / GiB", "2:3:4"),
+            ("e2e-throughput.png",
+             "end to end: throughput, Gb/s (sim: model time; threaded: real time)", "Gb/s",
+             "5:6:7")):
+        png = os.path.join(OUT, name)
+        plots.append({"png": name, "script": (
+            f"set terminal pngcairo size 1100,550 noenhanced\nset output '{png}'\n"
+            f"set title '{title}'\n"
+            "set style data histogram\nset style histogram errorbars gap 1 lw 1\n"
+            "set style fill solid 0.6\nset xtics rotate by -35 font ',8'\nset grid ytics\n"
+            f"set ylabel '{ylabel}'\nset key off\n"
+            f"plot '{dat}' using {cols}:xtic(1)\n")})
 
 with open(os.path.join(OUT, "e2e-raw.tsv"), "w") as f:
     f.write("\n".join(raw_lines) + "\n")
