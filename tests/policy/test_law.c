@@ -26,14 +26,9 @@ static const struct mcc_params P = {
 /* a used, clean epoch with queueing q (us) on a window w */
 static struct mcc_law_in ep(uint64_t w, uint64_t q)
 {
-	struct mcc_law_in in;
-	memset(&in, 0, sizeof(in));
-	in.window = w;
-	in.actual = w;
-	in.ep_bytes = w;
-	in.q_us = q;
-	in.based = in.clean = true;
-	return in;
+	return (struct mcc_law_in){
+		.window = w, .actual = w, .ep_bytes = w, .q_us = q, .based = true, .clean = true
+	};
 }
 
 static struct mcc_law_out run(const struct mcc_law *law, struct mcc_law_state *ls,

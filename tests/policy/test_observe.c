@@ -149,6 +149,16 @@ static const char *const keys[] = { "\"ts\":",         "\"kind\":",     "\"class
 	                             "\"from\":",       "\"to\":",       "\"wc_status\":",
 	                             "\"vendor_err\":", "\"generation\":", "\"bytes\":" };
 
+/* Every string of want[0..n) is in line (a missing one is named). */
+static void has_all(const char *line, const char *const *want, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		if (!strstr(line, want[k]))
+			fprintf(stderr, "no %s in %s\n", want[k], line);
+		CU_ASSERT_PTR_NOT_NULL(strstr(line, want[k]));
+	}
+}
+
 static void test_observe_dump_writes_one_json_object_per_line(void)
 {
 	struct mcc_config_v1 c = small();
@@ -174,17 +184,15 @@ static void test_observe_dump_writes_one_json_object_per_line(void)
 	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
 		size_t len = strlen(line);
 		CU_ASSERT(len > 2 && line[0] == '{' && line[len - 1] == '}');
-		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-			CU_ASSERT_PTR_NOT_NULL(strstr(line, keys[k]));
+		has_all(line, keys, sizeof(keys) / sizeof(keys[0]));
 		if (strstr(line, "\"kind\":\"wc\"")) {
+			static const char *const want[] = {
+				"\"class\":\"route_timeout\"", "\"wc_status\":12", "\"vendor_err\":129",
+				"\"route_id\":77",             "\"device\":3",     "\"generation\":4",
+				"\"bytes\":8192"
+			};
 			wc++;
-			CU_ASSERT_PTR_NOT_NULL(strstr(line, "\"class\":\"route_timeout\""));
-			CU_ASSERT_PTR_NOT_NULL(strstr(line, "\"wc_status\":12"));
-			CU_ASSERT_PTR_NOT_NULL(strstr(line, "\"vendor_err\":129"));
-			CU_ASSERT_PTR_NOT_NULL(strstr(line, "\"route_id\":77"));
-			CU_ASSERT_PTR_NOT_NULL(strstr(line, "\"device\":3"));
-			CU_ASSERT_PTR_NOT_NULL(strstr(line, "\"generation\":4"));
-			CU_ASSERT_PTR_NOT_NULL(strstr(line, "\"bytes\":8192"));
+			has_all(line, want, sizeof(want) / sizeof(want[0]));
 		}
 		if (strstr(line, "\"kind\":\"transition\"") &&
 		    strstr(line, "\"from\":\"healthy\",\"to\":\"suspect\""))
