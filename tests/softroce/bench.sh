@@ -71,6 +71,17 @@ done |
 	{ print }' > "$WORK/logs/bench.console.txt"
 grep -E '^(BENCH|FAIL|SR-INFRA|bench:)' "$WORK/logs/bench.console.txt"
 
+# awk: a BENCH line's arm (a), round (r) and Gb/s as printed (g), for both tables
+BENCH_FIELDS='
+	function fields(   i) {
+		a = ""; g = ""; r = ""
+		for (i = 2; i <= NF; i++) {
+			if ($i ~ /^arm=/) a = substr($i, 5)
+			if ($i ~ /^round=/) r = substr($i, 7)
+			if ($i ~ /^gbps=/) g = substr($i, 6)
+		}
+	}'
+
 {
 	echo "# Soft-RoCE throughput: ib_write_bw vs the TE host on the verbs backend"
 	echo
@@ -86,14 +97,9 @@ grep -E '^(BENCH|FAIL|SR-INFRA|bench:)' "$WORK/logs/bench.console.txt"
 	echo
 	echo "| arm | what | runs | median Gb/s | min | max | vs ib_write_bw | vs compile-out | vs off, paired |"
 	echo "|---|---|---|---|---|---|---|---|---|"
-	awk -v arms="$ARMS" '
+	awk -v arms="$ARMS" "$BENCH_FIELDS"'
 	/^BENCH / {
-		a = ""; g = ""; r = ""
-		for (i = 2; i <= NF; i++) {
-			if ($i ~ /^arm=/) a = substr($i, 5)
-			if ($i ~ /^round=/) r = substr($i, 7)
-			if ($i ~ /^gbps=/) g = substr($i, 6) + 0
-		}
+		fields(); g += 0
 		if (a != "") { n[a]++; v[a, n[a]] = g; rd[a, n[a]] = r; by[a, r] = g }
 	}
 	function mid(x, m,   i, j, t) {
@@ -136,16 +142,8 @@ grep -E '^(BENCH|FAIL|SR-INFRA|bench:)' "$WORK/logs/bench.console.txt"
 	echo
 	echo "Per round (Gb/s, in the order they ran):"
 	echo
-	awk -v arms="$ARMS" '
-	/^BENCH / {
-		a = ""; g = ""; r = ""
-		for (i = 2; i <= NF; i++) {
-			if ($i ~ /^arm=/) a = substr($i, 5)
-			if ($i ~ /^round=/) r = substr($i, 7)
-			if ($i ~ /^gbps=/) g = $i
-		}
-		r += 0; v[a, r] = substr(g, 6); if (r > nr) nr = r
-	}
+	awk -v arms="$ARMS" "$BENCH_FIELDS"'
+	/^BENCH / { fields(); r += 0; v[a, r] = g; if (r > nr) nr = r }
 	END {
 		k = split(arms, A, ",")
 		printf "| round |"; for (i = 1; i <= k; i++) printf " %s |", A[i]; printf "\n|---|"
