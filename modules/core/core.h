@@ -681,6 +681,29 @@ struct mcc_core {
 /* --------------------------------------------------------------- domain.c */
 
 void mcc_dom_init(struct mcc_core *core, struct mcc_dom *d, uint32_t kind, uint32_t idx);
+void mcc_dom_free(struct mcc_dom *d);
+void mcc_dom_sweep_zombies(struct mcc_core *core); /* core->lock held */
+
+/* A domain list (core->devices, routes, zombies): add at the head, unlink. */
+static inline void mcc_dom_list_add(struct mcc_dom **head, struct mcc_dom *d)
+{
+	d->prev = NULL;
+	d->next = *head;
+	if (*head)
+		(*head)->prev = d;
+	*head = d;
+}
+
+static inline void mcc_dom_list_del(struct mcc_dom **head, struct mcc_dom *d)
+{
+	if (d->prev)
+		d->prev->next = d->next;
+	else
+		*head = d->next;
+	if (d->next)
+		d->next->prev = d->prev;
+	d->next = d->prev = NULL;
+}
 /* core->lock held: fill every open domain's cs.tmp_* from the lane slots and
  * folded totals (consistent under the lanes' seqlocks). */
 bool mcc_scan_lanes(struct mcc_core *core); /* false: never a stable read */
@@ -812,12 +835,6 @@ struct mcc_recorder *mcc_rec_create(uint32_t entries);
 void mcc_rec_destroy(struct mcc_recorder *rec);
 void mcc_rec_put(struct mcc_recorder *rec, const struct mcc_rec_entry *e); /* lock-free */
 int mcc_rec_dump(struct mcc_recorder *rec, int fd);
-
-/* --------------------------------------------------------------- policy.c */
-
-/* core->lock held: free the closed domains the last stable lane scan did
- * not see (scan stamp) */
-void mcc_dom_sweep_zombies(struct mcc_core *core);
 
 #define mcc_log(core, level, ...)                                                       \
 	do {                                                                            \

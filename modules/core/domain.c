@@ -64,8 +64,27 @@ void mcc_dom_init(struct mcc_core *core, struct mcc_dom *d, uint32_t kind, uint3
 	atomic_init(&d->probe_bound, core->p.probe_window);
 	d->cs.cooldown_ms = core->p.cooldown_ms;
 	d->cs.suspect_prev = MCC_PATH_HEALTHY;
-	atomic_init(&d->ctl, 1ull << 32);
-	mcc_ctl_publish(core, d, MCC_PATH_HEALTHY, false);
+	atomic_init(&d->ctl, 1ull << 32); /* the caller publishes its first state */
+}
+
+void mcc_dom_free(struct mcc_dom *d)
+{
+	free(d); /* the domain is the first member of its device/route */
+}
+
+/* Closed domains that no lane slot or pair named during the last full scan
+ * are freed (core->lock held). */
+void mcc_dom_sweep_zombies(struct mcc_core *core)
+{
+	if (!core->scan_stable)
+		return;
+	for (struct mcc_dom *d = core->zombies, *n; d; d = n) {
+		n = d->next;
+		if (d->stamp != core->scan_stamp) { /* no slot or pair of the scan */
+			mcc_dom_list_del(&core->zombies, d);
+			mcc_dom_free(d);
+		}
+	}
 }
 
 uint64_t mcc_dom_inflight(const struct mcc_dom *d)

@@ -219,31 +219,6 @@ int mcc_core_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 *cf
 	return 0;
 }
 
-static void dom_free(struct mcc_dom *d)
-{
-	free(d); /* the domain is the first member of its device/route */
-}
-
-static void list_add(struct mcc_dom **head, struct mcc_dom *d)
-{
-	d->prev = NULL;
-	d->next = *head;
-	if (*head)
-		(*head)->prev = d;
-	*head = d;
-}
-
-static void list_del(struct mcc_dom **head, struct mcc_dom *d)
-{
-	if (d->prev)
-		d->prev->next = d->next;
-	else
-		*head = d->next;
-	if (d->next)
-		d->next->prev = d->prev;
-	d->next = d->prev = NULL;
-}
-
 void mcc_core_fini(void *ctx)
 {
 	struct mcc_core *core = ctx;
@@ -259,7 +234,7 @@ void mcc_core_fini(void *ctx)
 	for (int l = 0; l < 3; l++)
 		for (struct mcc_dom *d = lists[l], *n; d; d = n) {
 			n = d->next;
-			dom_free(d);
+			mcc_dom_free(d);
 		}
 	mcc_ev_fini(core);
 	mcc_rec_destroy(core->rec);
@@ -289,26 +264,13 @@ static void *dom_alloc(size_t size)
 /* Closed domain: freed now, or by a tick once no lane names it. */
 static void dom_retire(struct mcc_core *core, struct mcc_dom **list, struct mcc_dom *d)
 {
-	list_del(list, d);
+	mcc_dom_list_del(list, d);
 	mcc_dom_forget(core, d);
 	d->closed = true;
 	if (mcc_dom_unreferenced(core, d))
-		dom_free(d);
+		mcc_dom_free(d);
 	else
-		list_add(&core->zombies, d);
-}
-
-void mcc_dom_sweep_zombies(struct mcc_core *core)
-{
-	if (!core->scan_stable)
-		return;
-	for (struct mcc_dom *d = core->zombies, *n; d; d = n) {
-		n = d->next;
-		if (d->stamp != core->scan_stamp) { /* no slot or pair of the scan */
-			list_del(&core->zombies, d);
-			dom_free(d);
-		}
-	}
+		mcc_dom_list_add(&core->zombies, d);
 }
 
 int mcc_core_device_open(void *ctx, const struct mcc_device_desc_v1 *desc, mcc_device **out)
@@ -335,8 +297,9 @@ int mcc_core_device_open(void *ctx, const struct mcc_device_desc_v1 *desc, mcc_d
 		        dv->name);
 	pthread_mutex_lock(&core->lock);
 	mcc_dom_init(core, &dv->d, MCC_DOM_DEVICE, core->next_dev++);
+	mcc_ctl_publish(core, &dv->d, MCC_PATH_HEALTHY, false);
 	mcc_ctl_start(core, &dv->d, core->p.min_window); /* a new sender: bounded first burst */
-	list_add(&core->devices, &dv->d);
+	mcc_dom_list_add(&core->devices, &dv->d);
 	pthread_mutex_unlock(&core->lock);
 	*out = dv;
 	return 0;
@@ -485,8 +448,9 @@ int mcc_core_route_open(void *ctx, mcc_device *dv, const struct mcc_route_desc_v
 	uint64_t share = atomic_load_explicit(&dv->d.window, RLX) / ((uint64_t)dv->nroutes + 1);
 	r->name_idx = mcc_reg_get(core, dv->device_id, r->route_id, path);
 	mcc_dom_init(core, &r->d, MCC_DOM_ROUTE, core->next_idx++);
+	mcc_ctl_publish(core, &r->d, MCC_PATH_HEALTHY, false);
 	mcc_ctl_start(core, &r->d, share);
-	list_add(&core->routes, &r->d);
+	mcc_dom_list_add(&core->routes, &r->d);
 	rtab_link(core, r);
 	dev_link(dv, r);
 	core->nroutes++;

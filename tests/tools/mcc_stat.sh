@@ -85,8 +85,9 @@ live tent
 # A run that ends: its files are gone with it.
 dir=$s/view-end
 mkdir "$dir"
-"$scn" --engine te --scenario healthy --arms enforce --quick --stat "$dir" \
-	--module-dir "$MCC_TEST_MODULE_DIR" > "$s/end.run" 2>&1 ||
+# (the publish line is an info line: the default level is warn)
+MC_ADAPTIVE_CC_LOG_LEVEL=info "$scn" --engine te --scenario healthy --arms enforce --quick \
+	--stat "$dir" --module-dir "$MCC_TEST_MODULE_DIR" > "$s/end.run" 2>&1 ||
 	failed "quick run: $(cat "$s/end.run")"
 grep -q 'live view: .*/view-end/mcc\.[0-9]*\.te every 100 ms' "$s/end.run" ||
 	failed "the run did not publish: $(cat "$s/end.run")"
