@@ -884,7 +884,7 @@ static void count_log(void *, int level, const char *fmt, ...)
 	char buf[1024];
 	std::vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (level == MCC_LOG_INFO && std::strstr(buf, "mcc: mlx5_7: device "))
+	if (level == MCC_LOG_INFO && std::strstr(buf, "mlx5_7: device ") == buf)
 		summary_lines++;
 }
 

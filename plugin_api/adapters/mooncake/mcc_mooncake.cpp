@@ -100,7 +100,8 @@ void bump(std::atomic<std::uint64_t> &c, std::uint64_t n = 1)
 	c.store(c.load(RLX) + n, RLX); /* one writer: the lane's thread */
 }
 
-/* A log line through Options::log, else stderr. */
+/* A log line through Options::log, else stderr as libmcc's default logger
+ * writes it ("mcc: <level>: <message>"). */
 void log_line(int level, const char *fmt, ...)
 {
 	char buf[1024];
@@ -116,7 +117,9 @@ void log_line(int level, const char *fmt, ...)
 	if (o.log)
 		o.log(o.log_arg, level, "%s", buf);
 	else
-		std::fprintf(stderr, "%s\n", buf);
+		std::fprintf(stderr, "mcc: %s: %s\n",
+		             level == MCC_LOG_ERROR ? "error" : level == MCC_LOG_WARN ? "warning" : "info",
+		             buf);
 }
 
 /* The peer server of a peer_nic_path "<server>@<nic>" (TE's MakeNicPath). */
@@ -1146,7 +1149,7 @@ std::string Pool::summary() const noexcept
 		Stats s = stats();
 		char buf[512];
 		std::snprintf(buf, sizeof(buf),
-		              "mcc: %s: device %s window %s inflight %s cuts %llu quarantines %llu; "
+		              "%s: device %s window %s inflight %s cuts %llu quarantines %llu; "
 		              "routes %u (healthy %u congested %u suspect %u quarantined %u probing %u, "
 		              "route cuts %llu quarantines %llu, marked %llu); admitted %llu refused %llu "
 		              "reroutes peer %llu local %llu no_usable_path %llu",
