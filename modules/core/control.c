@@ -27,9 +27,16 @@
  *     clean epochs, so such a rail cycled SUSPECT -> HEALTHY for good.)
  *   - The threshold is 1 for a route that never delivered a success (a rail
  *     dead at start is quarantined by its first transport timeout, not its
- *     third) and for one quarantined within the last flap_window_ms (a
- *     route back from quarantine is on probation: its next failure
- *     quarantines it again, with the flap-damped, doubled cooldown).
+ *     third), for one that delivered nothing since its last hard error (two
+ *     transport timeouts in a row, in different epochs, with no success
+ *     between: the path is dead, and each timeout costs the host a QP
+ *     timeout plus its own rail pause, so waiting for a third left a dead
+ *     rail SUSPECT for most of a 5 s outage), and for one quarantined within
+ *     the last flap_window_ms (a route back from quarantine is on
+ *     probation: its next failure quarantines it again, with the
+ *     flap-damped, doubled cooldown). Errors of one epoch count as one
+ *     episode: a burst (every QP of an endpoint timing out together) still
+ *     needs the threshold.
  *   - Hard errors of an endpoint generation older than the route's are
  *     stale (late WCs of a replaced endpoint) and count for nothing.
  *   - Idle routes: SUSPECT holds no evidence of its own once traffic stops,
@@ -257,9 +264,10 @@ void mcc_ctl_hard_error(struct mcc_core *core, struct mcc_dom *d, uint32_t n, ui
 	cs->hard_errors += n;
 	cs->clean_streak = 0;
 	uint32_t thr = core->p.hard_threshold;
-	if (!cs->delivered ||
+	if (!cs->delivered || cs->failing ||
 	    (cs->quarantined_once && now >= cs->last_q_ns && now - cs->last_q_ns < flap))
-		thr = 1; /* never delivered, or on probation after a quarantine */
+		thr = 1; /* never delivered, nothing since the last error, on probation */
+	cs->failing = true;
 	if (cs->hard_errors >= thr) {
 		mcc_ctl_quarantine(core, d, now);
 	} else if (st != MCC_PATH_SUSPECT) {
@@ -900,8 +908,10 @@ static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now, u
 	bool traffic = cs->ep_admits || cs->ep_compl || cs->ep_actual;
 	if (traffic)
 		cs->busy_ns = now;
-	if (cs->ep_compl)
-		cs->delivered = true; /* before this epoch's errors: it delivered */
+	if (cs->ep_compl) { /* before this epoch's errors: it delivered */
+		cs->delivered = true;
+		cs->failing = false;
+	}
 	if (hard)
 		mcc_ctl_hard_error(core, d, (uint32_t)hard, now);
 	bool clean = cs->ep_compl && !cs->hard_epoch && !rnr;

@@ -231,6 +231,7 @@ struct mcc_ctl {
 	bool tel_seen;
 	bool quarantined_once;
 	bool delivered; /* a successful completion was ever counted */
+	bool failing;   /* a hard error and no successful completion since */
 	bool busy; /* last epoch had >= MCC_CREDIT_MIN_ADMITS admissions */
 	bool route_limited; /* route: its bottleneck is beyond the local device */
 };

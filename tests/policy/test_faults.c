@@ -198,6 +198,34 @@ static void test_rail_dead_at_start_quarantined_at_first_hard_error(void)
 	th_free(h);
 }
 
+/* A dead path: a transport timeout, then (the host paused the rail, built
+ * a new endpoint) another one, with no success between. The second
+ * quarantines it (waiting for the third left a dead rail SUSPECT for most
+ * of a 5 s outage); with a success between them it stays SUSPECT. Errors of
+ * one epoch (every QP of an endpoint at once) count as one episode. */
+static void test_second_hard_error_without_success_quarantines(void)
+{
+	struct fix f = fx(NULL);
+	wc_on(f.h, f.r, 1, IBV_WC_RETRY_EXC_ERR, 0, 0, 0);
+	wc_on(f.h, f.r, 1, IBV_WC_RETRY_EXC_ERR, 0, 0, 0);
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_SUSPECT); /* one episode */
+	th_advance_ms(f.h, 1000);
+	th_ticks(f.h, 2);
+	wc_on(f.h, f.r, 2, IBV_WC_RETRY_EXC_ERR, 0, 0, 0);
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_QUARANTINED);
+	/* the other route: a success between its two errors */
+	wc_on(f.h, f.r2, 1, IBV_WC_RETRY_EXC_ERR, 0, 0, 0);
+	th_tick(f.h);
+	th_calm(f.h, f.r2, 1);
+	wc_on(f.h, f.r2, 1, IBV_WC_RETRY_EXC_ERR, 0, 0, 0);
+	th_tick(f.h);
+	CU_ASSERT_EQUAL(th_rstate(f.h, f.r2), MCC_PATH_SUSPECT);
+	CU_ASSERT_EQUAL(th_rs(f.h, f.r2).hard_errors, 2);
+	th_free(f.h);
+}
+
 /* An idle SUSPECT route (no admission, no completion, nothing in flight)
  * returns to where it came from after cooldown_ms; its errors still count
  * within the flap window. */
@@ -213,6 +241,7 @@ static void test_idle_suspect_decays_after_a_cooldown(void)
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_HEALTHY);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r).hard_errors, 1);
 	/* bytes held without completions are not idle: a stuck SUSPECT stays */
+	th_calm(f.h, f.r, 1); /* (a success first: else this error quarantines) */
 	wc_on(f.h, f.r, 1, IBV_WC_RETRY_EXC_ERR, 0, 0, 0);
 	struct mcc_permit_v1 held = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 1, 0, 0, 0, &held), MCC_ADMIT);
@@ -284,6 +313,7 @@ MCC_CU_SUITE(t_init_faults_tests, "policy_faults", NULL, NULL,
              test_retry_exc_bursts_on_new_generations_move_the_traffic,
              test_stale_generation_errors_count_for_nothing,
              test_rail_dead_at_start_quarantined_at_first_hard_error,
+             test_second_hard_error_without_success_quarantines,
              test_idle_suspect_decays_after_a_cooldown,
              test_idle_probing_is_probed_on_next_use,
              test_long_unavailable_means_no_usable_path_now)
