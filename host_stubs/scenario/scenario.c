@@ -299,7 +299,8 @@ static void fault_sample(struct scn *sc, uint64_t now, const struct mcc_domain_s
 			sc->ftx[sc->ftx_n][d] = mcc_fab_model_tx_bytes(sc->model, s0->node, d, 1);
 		sc->ftx_n++;
 	}
-	/* every route of sender 0 to receiver 0 QUARANTINED (the last path) */
+	/* no route of sender 0 to receiver 0 usable: each QUARANTINED or
+	 * PROBING (unproven), the sample of the last path's quarantine */
 	int all = 1, any = 0;
 	for (uint32_t c = 0; c < mcc_host_eng_nctx(&s0->eng); c++)
 		for (uint32_t d = 0; d < sc->mcfg.devs_per_node; d++) {
@@ -307,7 +308,7 @@ static void fault_sample(struct scn *sc, uint64_t now, const struct mcc_domain_s
 			if (mcc_host_eng_dstats(&s0->eng, c, (int)sc->rcv[0].node, (int)d, &x) != 0)
 				continue;
 			any = 1;
-			all &= x.state == MCC_PATH_QUARANTINED;
+			all &= x.state >= MCC_PATH_QUARANTINED;
 		}
 	all &= any;
 	if (all && !sc->f_allq_prev) {

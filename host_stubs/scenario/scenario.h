@@ -99,8 +99,9 @@ struct mcc_scn_result {
 	 * [first fault, last fault], its longest stretch without a completed
 	 * task, and the outstanding tasks the sampler read LONG_UNAVAILABLE;
 	 * groups with no usable path (engine counter, whole run); the time from
-	 * the sample in which every route of sender 0 to receiver 0 was
-	 * QUARANTINED to the first LONG_UNAVAILABLE read after it (-1: none);
+	 * the sample in which no route of sender 0 to receiver 0 was usable
+	 * (each QUARANTINED or PROBING) to the first LONG_UNAVAILABLE read after
+	 * it (-1: none);
 	 * the watched route's cooldown at each entry into QUARANTINED */
 	double fault_share;
 	uint64_t fault_stall_ns, fault_lu_reads, fault_nup;

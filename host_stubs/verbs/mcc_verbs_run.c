@@ -64,7 +64,7 @@ extern char **environ;
 enum { ENG_TE = 0, ENG_TENT = 1 };
 enum {
 	CHK_NONE = 0, CHK_HEALTHY, CHK_PEER_CUT, CHK_BLACKHOLE, CHK_BLACKHOLE_LOCAL, CHK_LOCAL_DOWN,
-	CHK_TBF, CHK_GRAY
+	CHK_TBF, CHK_GRAY, CHK_GRAY_LOCAL, CHK_DUPREORDER, CHK_FLAP, CHK_BOTH_DOWN
 };
 
 struct opts {
@@ -77,6 +77,7 @@ struct opts {
 	double duration, max_duration, drain_s, stall_s, after_s;
 	int until_healthy;
 	uint32_t sample_ms;
+	uint32_t epoch_us; /* the ini's epoch_us (both-down check) */
 	int check;
 	uint32_t watch;
 	int ib_timeout, ib_retry, poll;
@@ -180,6 +181,13 @@ struct world {
 	_Atomic uint64_t recovered_at; /* the watched route HEALTHY after the last step */
 	uint64_t t_quarantined; /* first QUARANTINED sample of the watched route */
 	uint64_t wd_wcs, wd_t;  /* stall watchdog */
+	/* fault checks (gray-local, dupreorder, flap, both-down): between the
+	 * first step and the last, the longest stretch without a completed
+	 * task and the in-flight reads of LONG_UNAVAILABLE; the first sample
+	 * in which every route was QUARANTINED and the first LONG_UNAVAILABLE
+	 * read from then on */
+	uint64_t f_last_done, f_gap, f_lu_reads, f_t_allq, f_t_lu;
+	int f_allq;
 	_Atomic int fails;
 	char mode[16], module[64];
 };
@@ -460,10 +468,20 @@ static void finish_task(struct slot *s, uint32_t i)
 	} else {
 		W.tasks_failed++;
 		W.failed_normal += d.state == MCC_TASK_NORMAL;
-		say("%s task #%" PRIu64 " ended FAILED (engine status), caller state %s",
-		    W.o.check == CHK_LOCAL_DOWN ? "INFO" : "FAIL:", s->seq, task_state_name((int)d.state));
+		if (W.o.check != CHK_BOTH_DOWN || !W.o.quiet)
+			say("%s task #%" PRIu64 " ended FAILED (engine status), caller state %s",
+			    W.o.check == CHK_LOCAL_DOWN || W.o.check == CHK_BOTH_DOWN ? "INFO" : "FAIL:",
+			    s->seq, task_state_name((int)d.state));
 	}
 	W.t_last_done = now_ns();
+	if (st == MCC_HOST_DONE && W.o.nsteps && W.step_t[0]) { /* fault checks: the stall */
+		uint64_t t = W.t_last_done, from = W.f_last_done > W.step_t[0] ? W.f_last_done : W.step_t[0];
+		int ended = W.step_t[W.o.nsteps - 1] && t > W.step_t[W.o.nsteps - 1];
+		uint64_t to = ended ? W.step_t[W.o.nsteps - 1] : t;
+		if (to > from && to - from > W.f_gap)
+			W.f_gap = to - from;
+		W.f_last_done = t;
+	}
 	int rc = mcc_host_eng_free(&W.eng, s->batch);
 	if (rc)
 		say("INFO free_batch(#%" PRIu64 ") = %d", s->seq, rc);
@@ -770,6 +788,22 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 	if (MCC_CC_COMPILED_IN)
 		for (uint32_t i = 0; i < W.ndom; i++)
 			dom_sample(&W.dom[i], now);
+	if (MCC_CC_COMPILED_IN && W.o.nsteps && W.step_t[0]) { /* no route usable */
+		int all = 1, any = 0;
+		for (uint32_t i = 0; i < W.ndom; i++) {
+			const struct dom *x = &W.dom[i];
+			if (x->kind != MCC_DOMAIN_ROUTE || !x->seen || x->gone)
+				continue;
+			any = 1;
+			all &= x->last.state >= MCC_PATH_QUARANTINED; /* or PROBING: unproven */
+		}
+		all &= any;
+		if (all && !W.f_allq) {
+			W.f_t_allq = now;
+			W.f_t_lu = 0;
+		}
+		W.f_allq = all;
+	}
 	if (!W.t_quarantined) {
 		struct dom *r = route_dom(W.o.watch, W.o.watch);
 		if (r && r->seen && r->last.state == MCC_PATH_QUARANTINED)
@@ -799,6 +833,12 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 		struct mcc_task_detail_v1 d;
 		mcc_host_eng_detail(&W.eng, s->batch, &d);
 		note_task_state(s, &d, "inflight");
+		if (d.state == MCC_TASK_LONG_UNAVAILABLE && W.o.nsteps && W.step_t[0] &&
+		    !W.step_t[W.o.nsteps - 1]) {
+			W.f_lu_reads++;
+			if (W.f_t_allq && !W.f_t_lu)
+				W.f_t_lu = now;
+		}
 	}
 	uint64_t submitted = W.bytes_submitted, verified = W.bytes_verified, tasks = W.tasks_ok;
 	pthread_mutex_unlock(&W.slot_mu);
@@ -955,7 +995,14 @@ static void checks_common(void)
 	      "payload verified byte for byte: %" PRIu64 " tasks, %" PRIu64 " bytes", W.tasks_ok,
 	      W.bytes_verified);
 	check(W.bytes_bad == 0, "no corrupted payload (%" PRIu64 " bad bytes)", W.bytes_bad);
-	if (W.o.check == CHK_LOCAL_DOWN && W.o.engine == ENG_TE && W.tasks_failed) {
+	if (W.o.check == CHK_BOTH_DOWN && W.tasks_failed) {
+		/* no path at all: the engine fails what its own rail pause leaves
+		 * without a rail, as it does without the controller */
+		say("INFO %" PRIu64 " tasks FAILED by the engine during the outage (every rail "
+		    "paused); every other task verified", W.tasks_failed);
+		check(W.failed_normal == 0, "no FAILED task reported NORMAL to the caller (%" PRIu64 ")",
+		      W.failed_normal);
+	} else if (W.o.check == CHK_LOCAL_DOWN && W.o.engine == ENG_TE && W.tasks_failed) {
 		/* TE: between rxe failing the WRs of the downed NIC and the PORT_ERR
 		 * that deactivates the context, reconnects on that NIC fail at once
 		 * ("Network is unreachable"), every rail of the context gets paused,
@@ -1242,6 +1289,90 @@ static void checks_gray(void)
 	      l1, o1);
 }
 
+/* Completed bytes of the routes of local device wd and of the others
+ * over [t1, t2). */
+static void local_bytes(uint32_t wd, uint64_t t1, uint64_t t2, uint64_t *mine, uint64_t *other)
+{
+	*mine = *other = 0;
+	for (uint32_t i = 0; i < W.ndom; i++) {
+		const struct dom *x = &W.dom[i];
+		if (x->kind != MCC_DOMAIN_ROUTE || !x->ns)
+			continue;
+		uint32_t a = first_at(x, t1), b = first_at(x, t2);
+		if (b >= x->ns)
+			b = x->ns - 1;
+		if (a >= b)
+			continue;
+		*(x->c == wd ? mine : other) += x->s[b].completed - x->s[a].completed;
+	}
+}
+
+/* A fault on local device wd between the first step and the last (gray
+ * loss, duplication and reordering, flaps): the traffic moves to the
+ * other local NIC (at least 70 % of the bytes from 1 s after the first
+ * step), no second passes without a completed task, no group is left
+ * without a usable path. flap: no group is left without a usable path and
+ * the watched route is quarantined again and again with a growing cooldown
+ * (each flap stalls the WRs in flight until their transport timeout, and
+ * the rail carries its share while it is up: no share or stall check). both-down (every path dead): the
+ * tasks read LONG_UNAVAILABLE within 2 epochs of the last route's
+ * quarantine (plus one sample). */
+static void checks_fault(int chk)
+{
+	uint32_t wd = W.o.watch;
+	if (W.o.nsteps < 2 || !W.step_t[0] || !W.step_t[W.o.nsteps - 1]) {
+		check(0, "the fault check needs its steps (--at, at least two) done");
+		return;
+	}
+	uint64_t on = W.step_end[0] ? W.step_end[0] : W.step_t[0], off = W.step_t[W.o.nsteps - 1];
+	uint64_t mine = 0, other = 0;
+	local_bytes(wd, on + 1000000000ull, off, &mine, &other);
+	double share = mine + other ? (double)other / (double)(mine + other) : -1;
+	struct mcc_host_eng_stats es;
+	mcc_host_eng_stats(&W.eng, &es);
+	struct dom *r = route_dom(wd, wd);
+	char cool[128] = "";
+	uint32_t nq = 0, grows = 1;
+	uint64_t prev = 0;
+	for (uint32_t i = 1; r && i < r->ns; i++)
+		if (r->s[i].state == MCC_PATH_QUARANTINED && r->s[i - 1].state != MCC_PATH_QUARANTINED) {
+			size_t n = strlen(cool);
+			snprintf(cool + n, sizeof(cool) - n, "%s%" PRIu64, nq ? "," : "", r->s[i].cooldown);
+			grows &= !nq || r->s[i].cooldown > prev;
+			prev = r->s[i].cooldown;
+			nq++;
+		}
+	const uint64_t epoch_ns = (uint64_t)(W.o.epoch_us ? W.o.epoch_us : 1000) * 1000;
+	say("RESULT fault dev=%s other_nic_share=%.3f (%" PRIu64 " bytes) longest_stall_ms=%.1f "
+	    "lu_reads=%" PRIu64 " no_usable_path=%" PRIu64 " lu_after_allq_ms=%.1f cooldowns=%s",
+	    dev_name(0, wd), share, mine + other, (double)W.f_gap / 1e6, W.f_lu_reads,
+	    es.no_usable_path,
+	    W.f_t_lu && W.f_t_allq ? (double)(W.f_t_lu - W.f_t_allq) / 1e6 : -1.0, nq ? cool : "-");
+	if (!MCC_CC_COMPILED_IN || strcmp(W.mode, "enforce"))
+		return;
+	if (chk == CHK_BOTH_DOWN) {
+		check(W.f_t_allq != 0, "every route QUARANTINED or PROBING at once during the outage");
+		check(W.f_t_lu && W.f_t_lu - W.f_t_allq <= 2 * epoch_ns + (uint64_t)W.o.sample_ms * 1000000,
+		      "tasks read LONG_UNAVAILABLE within 2 epochs (+ one sample) of the last route's "
+		      "quarantine (%.1f ms)", W.f_t_lu ? (double)(W.f_t_lu - W.f_t_allq) / 1e6 : -1.0);
+		return;
+	}
+	if (chk != CHK_FLAP) { /* a flap stalls what is in flight until its transport timeout */
+		check(mine + other > 0 && share >= 0.70,
+		      "from 1 s after the fault, %.0f %% of the bytes on the other local NIC",
+		      100 * share);
+		check(W.f_gap < 1000000000ull, "no second without a completed task (longest %.1f ms)",
+		      (double)W.f_gap / 1e6);
+	}
+	check(es.no_usable_path == 0, "no group without a usable path while the other NIC works (%" PRIu64
+	      ")", es.no_usable_path);
+	if (chk == CHK_GRAY_LOCAL)
+		check(W.f_lu_reads == 0, "no task read LONG_UNAVAILABLE (%" PRIu64 " reads)", W.f_lu_reads);
+	if (chk == CHK_FLAP)
+		check(nq >= 2 && grows, "%s quarantined %u times with a growing cooldown (%s ms)",
+		      r ? r->name : "the watched route", nq, nq ? cool : "-");
+}
+
 static void checks_tbf(void)
 {
 	uint32_t wd = W.o.watch; /* local device (rail) whose egress is shaped */
@@ -1322,9 +1453,11 @@ static void usage(const char *p)
 	        "                            CMD mon:MONITOR-CMD: a QEMU monitor request of the\n"
 	        "                            Soft-RoCE harness (guest/sr-mon protocol, no shell)\n"
 	        "  --sample-ms N             domain/task sampling period (50)\n"
-	        "  --check healthy|peer-cut|blackhole|blackhole-local|local-down|tbf|gray\n"
+	        "  --check healthy|peer-cut|blackhole|blackhole-local|local-down|tbf|gray|\n"
+	        "          gray-local|dupreorder|flap|both-down\n"
 	        "                            assertions of a test\n"
 	        "  --watch D                 device index the check is about (0)\n"
+	        "  --epoch-us N              the ini's epoch_us, for the both-down check (1000)\n"
 	        "  --expect-mode M --expect-module NAME\n"
 	        "  --ib-timeout N --ib-retry N   QP timeout / retry_cnt (14 / 6; rxe: 7 = forever)\n"
 	        "  --poll event|spin         poller pacing of the verbs backend (event)\n"
@@ -1418,6 +1551,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->lanes = (uint32_t)strtoul(v, NULL, 0);
 		else if (OPT("--retry"))
 			o->retry = (uint32_t)strtoul(v, NULL, 0);
+		else if (OPT("--epoch-us"))
+			o->epoch_us = (uint32_t)strtoul(v, NULL, 0);
 		else if (OPT("--max-wr"))
 			o->max_wr = (uint32_t)strtoul(v, NULL, 0);
 		else if (OPT("--rail-pause-s"))
@@ -1432,6 +1567,10 @@ static int parse(int argc, char **argv, struct opts *o)
 			           : !strcmp(v, "blackhole")  ? CHK_BLACKHOLE
 			           : !strcmp(v, "blackhole-local") ? CHK_BLACKHOLE_LOCAL
 			           : !strcmp(v, "gray")       ? CHK_GRAY
+			           : !strcmp(v, "gray-local") ? CHK_GRAY_LOCAL
+			           : !strcmp(v, "dupreorder") ? CHK_DUPREORDER
+			           : !strcmp(v, "flap")       ? CHK_FLAP
+			           : !strcmp(v, "both-down")  ? CHK_BOTH_DOWN
 			           : !strcmp(v, "local-down") ? CHK_LOCAL_DOWN
 			           : !strcmp(v, "tbf")        ? CHK_TBF
 			                                      : CHK_NONE;
@@ -1714,6 +1853,12 @@ int main(int argc, char **argv)
 		break;
 	case CHK_GRAY:
 		checks_gray();
+		break;
+	case CHK_GRAY_LOCAL:
+	case CHK_DUPREORDER:
+	case CHK_FLAP:
+	case CHK_BOTH_DOWN:
+		checks_fault(o->check);
 		break;
 	default:
 		break;
