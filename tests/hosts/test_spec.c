@@ -173,7 +173,7 @@ static void test_every_builtin_name_resolves(void)
 	int n = 0;
 	for (const char *const *s = mcc_scn_names(); *s; s++)
 		n++;
-	CU_ASSERT_EQUAL(n, 14); /* specs/*.ini: ten, and four one-rail faults */
+	CU_ASSERT_EQUAL(n, 14); /* the specs folder: ten, and four one-rail faults */
 	struct mcc_scn_opts o;
 	struct mcc_scn_result r;
 	memset(&o, 0, sizeof(o));
