@@ -251,8 +251,16 @@ struct mcc_dom {
 	uint16_t pend_off;            /* route: ... of its pending pair (constant) */
 	uint32_t kind;                /* enum mcc_dom_kind (constant) */
 
-	/* line 1: the shared reservation counter alone (includes lane credit) */
+	/* line 1: the shared reservation counter (includes lane credit), and
+	 * what only lanes add to and the tick takes: a line lanes write in exact
+	 * mode anyway (README.md "Scale": memory) */
 	alignas(MCC_LINE) _Atomic int64_t inflight;
+	_Atomic uint64_t hard_pending;
+	_Atomic uint64_t rnr_pending;
+	_Atomic uint64_t probe_ok;
+	_Atomic uint64_t probe_fail;
+	_Atomic uint64_t stale_returned; /* stale credit flushed, subtracted at tick */
+	_Atomic int64_t pace_tokens;     /* bytes the pace has earned, not yet spent */
 
 	/* line 2: counters of rare events */
 	alignas(MCC_LINE) _Atomic uint64_t defers;
@@ -264,28 +272,20 @@ struct mcc_dom {
 	_Atomic uint64_t double_release;
 	_Atomic uint64_t probes;
 
-	/* line 3: feedback consumed by the next tick */
-	alignas(MCC_LINE) _Atomic uint64_t hard_pending;
-	_Atomic uint64_t rnr_pending;
-	_Atomic uint64_t probe_ok;
-	_Atomic uint64_t probe_fail;
-	_Atomic uint64_t stale_returned; /* stale credit flushed, subtracted at tick */
+	/* line 3: counters folded by lanes (a full spill ring), signals */
+	alignas(MCC_LINE) struct mcc_feedback fl;
 	_Atomic uint64_t backlog;        /* MCC_SIG_BACKLOG value0 */
 	_Atomic uint64_t telemetry;      /* MCC_SIG_DEVICE_TELEMETRY value1 */
 	_Atomic uint64_t suppressed;     /* soft deadlines dropped for poller stall */
-	_Atomic uint32_t err_gen;        /* route: highest generation that carried a hard
-	                                  * error since the last quarantine (0: none) */
 
-	/* line 4: counters folded from rebound lane slots */
-	alignas(MCC_LINE) struct mcc_feedback fl;
-
-	/* line 5 */
+	/* line 4 */
 	alignas(MCC_LINE) _Atomic uint64_t progress_mark; /* device: epoch of the last poll pass */
 	_Atomic uint64_t probe_bound;    /* PROBING bound (0: one slice) */
-	_Atomic uint64_t paced;          /* route: paced (law.h "Pacing"), see pace_take */
-	_Atomic int64_t pace_tokens;     /* bytes the pace has earned, not yet spent */
 	_Atomic uint64_t q_until_ns;     /* end of the cooldown (QUARANTINED) */
 	_Atomic(struct mcc_dom *) wnext; /* core->wake_head stack link */
+	_Atomic uint32_t paced;          /* route: paced (law.h "Pacing"), see pace_take */
+	_Atomic uint32_t err_gen;        /* route: highest generation that carried a hard
+	                                  * error since the last quarantine (0: none) */
 	_Atomic uint32_t wq;             /* on that stack */
 	_Atomic uint32_t meta_stale_gen; /* route: generation with stale metadata */
 	uint32_t idx;
@@ -555,7 +555,7 @@ struct mcc_rname {
 	uint32_t refs;  /* open routes + evidence items naming it; 0: free */
 	uint32_t hnext; /* hash chain or free list: index + 1 (0: none) */
 	uint32_t reserved0;
-	char path[MCC_PATH_NAME_MAX];
+	char *path; /* its name, at its own length (< MCC_PATH_NAME_MAX); NULL: none */
 };
 
 /* ---------------------------------------------------------------- recorder */

@@ -585,6 +585,21 @@ static int reg_grow(struct mcc_core *core)
 	return 0;
 }
 
+/* The entry's name: its own copy at its own length, at most
+ * MCC_PATH_NAME_MAX - 1 characters (out of memory: none). */
+static void reg_name(struct mcc_rname *n, const char *path)
+{
+	size_t len = strnlen(path, MCC_PATH_NAME_MAX - 1);
+	if (n->path && strncmp(n->path, path, len) == 0 && n->path[len] == '\0')
+		return; /* the same name again */
+	free(n->path);
+	n->path = len ? malloc(len + 1) : NULL;
+	if (n->path) {
+		memcpy(n->path, path, len);
+		n->path[len] = '\0';
+	}
+}
+
 uint32_t mcc_reg_get(struct mcc_core *core, uint32_t device_id, uint64_t route_id,
                      const char *path)
 {
@@ -593,10 +608,8 @@ uint32_t mcc_reg_get(struct mcc_core *core, uint32_t device_id, uint64_t route_i
 		     i = core->reg[i - 1].hnext) {
 			struct mcc_rname *n = &core->reg[i - 1];
 			if (n->device_id == device_id && n->route_id == route_id) {
-				if (path) {
-					strncpy(n->path, path, sizeof(n->path) - 1);
-					n->path[sizeof(n->path) - 1] = '\0';
-				}
+				if (path)
+					reg_name(n, path);
 				n->refs++;
 				return i;
 			}
@@ -616,7 +629,7 @@ uint32_t mcc_reg_get(struct mcc_core *core, uint32_t device_id, uint64_t route_i
 	n->route_id = route_id;
 	n->refs = 1;
 	if (path)
-		strncpy(n->path, path, sizeof(n->path) - 1);
+		reg_name(n, path);
 	uint32_t h = reg_hash(core, device_id, route_id);
 	n->hnext = core->reg_bkt[h];
 	core->reg_bkt[h] = i;
@@ -639,6 +652,8 @@ void mcc_reg_put(struct mcc_core *core, uint32_t name_idx)
 			break;
 		}
 	}
+	free(n->path);
+	n->path = NULL;
 	n->hnext = core->reg_free;
 	core->reg_free = name_idx;
 	core->reg_live--;
@@ -718,8 +733,9 @@ int mcc_core_task_query(void *ctx, const struct mcc_task_ref_v1 *task, uint32_t 
 				d.resolved = it->resolved;
 				d.route_id = it->route_id;
 				if (it->name_idx) {
-					memcpy(d.path, core->reg[it->name_idx - 1].path,
-					       sizeof(d.path) - 1); /* NUL-terminated */
+					const char *nm = core->reg[it->name_idx - 1].path;
+					if (nm) /* NUL-terminated: d is zeroed */
+						memcpy(d.path, nm, strnlen(nm, sizeof(d.path) - 1));
 				} else {
 					d.observed &= ~(uint32_t)MCC_OBS_PATH;
 				}

@@ -238,6 +238,8 @@ void mcc_core_fini(void *ctx)
 		}
 	mcc_ev_fini(core);
 	mcc_rec_destroy(core->rec);
+	for (uint32_t i = 0; i < core->nreg; i++)
+		free(core->reg[i].path);
 	free(core->reg);
 	free(core->reg_bkt);
 	free(core->rtab);
