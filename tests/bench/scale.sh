@@ -153,11 +153,11 @@ if command -v "$GNUPLOT" >/dev/null 2>&1; then
 	for a in 0 1000 10000; do
 		awk -F '\t' -v a="$a" '$1 ~ /^tick_/ && $3 == a { print $2, $5, $6 }' "$tsv" >"$tmp/tick$a.dat"
 	done
-	for op in open_more stats pair; do
+	for op in open open_more stats pair; do
 		awk -F '\t' -v o="$op" '$1 == o { print $2, $5, $6 }' "$tsv" >"$tmp/$op.dat"
 	done
 	"$GNUPLOT" <<EOF || say "gnuplot failed; no plot"
-set terminal png size 1000,800
+set terminal png size 1000,800 noenhanced
 set output '$out/scale.png'
 set multiplot layout 2,1 title 'mcc control plane against open routes (instructions, callgrind)'
 set logscale xy
@@ -166,7 +166,7 @@ set ylabel 'instructions per tick'
 set key left top
 plot '$tmp/tick0.dat' u 1:2 w lp t 'tick, 0 busy', '$tmp/tick1000.dat' u 1:2 w lp t 'tick, 1k busy', '$tmp/tick10000.dat' u 1:2 w lp t 'tick, 10k busy'
 set ylabel 'instructions per call'
-plot '$tmp/open_more.dat' u 1:2 w lp t 'route_open', '$tmp/stats.dat' u 1:2 w lp t 'domain_stats', '$tmp/pair.dat' u 1:2 w lp t 'admit + completion pair'
+plot '$tmp/open.dat' u 1:2 w lp t 'route_open, mean of the first N', '$tmp/open_more.dat' u 1:2 w lp t 'route_open at N', '$tmp/stats.dat' u 1:2 w lp t 'domain_stats', '$tmp/pair.dat' u 1:2 w lp t 'admit + completion pair'
 unset multiplot
 EOF
 	[ -f "$out/scale.png" ] && say "plot: $out/scale.png"
