@@ -91,9 +91,9 @@ const char *mcc_dom_label(const struct mcc_core *core, const struct mcc_dom *d, 
 		snprintf(buf, len, "device %s", dev);
 	} else {
 		const struct mcc_route *r = (const struct mcc_route *)d;
-		const char *path = r->name_idx ? core->reg[r->name_idx - 1].path : "";
+		const char *path = r->name_idx ? core->reg[r->name_idx - 1].path : NULL;
 
-		if (path[0])
+		if (path && path[0])
 			snprintf(buf, len, "route %s -> %s", dev, path);
 		else
 			snprintf(buf, len, "route %s -> #%llu", dev, (unsigned long long)r->route_id);

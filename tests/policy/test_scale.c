@@ -274,10 +274,12 @@ static void test_rest_matches_full_walk(void)
 	CU_ASSERT(quarantined > 0); /* the script reached the timer heap */
 	CU_ASSERT(rested > 1000);   /* and routes rested most of the time */
 	uint64_t va = ((struct mcc_core *)a.h->ctx)->visits, vb = ((struct mcc_core *)b.h->ctx)->visits;
-	/* 62 % of the full walk's visits since an idle SUSPECT route returns
-	 * after its cooldown (a timer that keeps it awake); the cost at scale
-	 * is measured in make bench-scale */
-	CU_ASSERT(va * 10 < vb * 7);
+	/* a route with hard errors toward the threshold stays active until
+	 * flap_window_ms passes without one (60 s: the whole script), so the
+	 * routes that met one of the script's rare RETRY_EXC never rest; an idle SUSPECT route
+	 * returns after its cooldown, a timer that keeps it awake: 0.62
+	 * measured; the cost at scale is measured in make bench-scale */
+	CU_ASSERT(va * 4 < vb * 3);
 	fprintf(stderr, "visits: resting %llu, full walk %llu\n", (unsigned long long)va,
 	        (unsigned long long)vb);
 	lk_free(&a);
