@@ -559,11 +559,11 @@ MCC_STATIC_ASSERT(offsetof(struct mcc_engine_stats, batch_reused) + sizeof(uint6
  * the engine publishes a snapshot of every device of
  * mcc_engine_device_open and every open route (state, window, in-flight,
  * cuts, quarantines, from the policy's domain_stats) to
- * <dir>/mcc.<pid>.<engine> every stat_interval_ms, from the tick thread (or,
- * with MCC_ENGINE_TICK_POLL or mode off, a thread of its own that only
- * publishes). `mcc stat` prints it. The file is removed at close. A file
- * that cannot be created or written is logged once as a warning; the
- * engine works on without it.
+ * <dir>/mcc.<pid>.<engine> every stat_interval_ms from a thread of its own
+ * (never the tick or a data-path thread; the period stretches so that
+ * publishing takes at most a tenth of that thread's time). `mcc stat`
+ * prints it. The file is removed at close. A file that cannot be created
+ * or written is logged once as a warning; the engine works on without it.
  */
 
 /*

@@ -9,10 +9,10 @@
  *
  *     <dir>/mcc.<pid>.<engine>          <dir>: /dev/shm for "on"
  *
- * mode 0644, and rewrites it in place every `stat_interval_ms` from its
- * tick thread (or a publishing thread when the engine ticks from its
- * pollers): never from a hot path. The file is removed when the engine
- * closes; one left by a process that died names a pid that is gone.
+ * mode 0644, and rewrites it in place every `stat_interval_ms` from a
+ * publishing thread of its own: never from a hot path or the tick. The
+ * file is removed when the engine closes; one left by a process that died
+ * names a pid that is gone.
  *
  * File format (version 1.0), native byte order (the reader runs on the same
  * machine), every field naturally aligned, every size a multiple of 8:

@@ -120,28 +120,19 @@ static void hub_put(struct mcc_engine_hub *h)
 	free(h);
 }
 
-/* The engine's thread: ticks (MCC_ENGINE_TICK_THREAD) and publishes the
- * live view (engine_stat.c) when it is on; with only the latter it sleeps
- * until the next publish. */
 static void *tick_main(void *arg)
 {
 	mcc_engine *e = arg;
 	pthread_mutex_lock(&e->thr_mu);
 	while (!e->thr_stop) {
 		pthread_mutex_unlock(&e->thr_mu);
-		if (e->thr_tick)
-			mcc_engine_tick_if_due(e, mcc_engine_now(e));
-		uint64_t wait = e->thr_tick ? e->hub->epoch_ns : UINT64_MAX;
-		if (e->stat) {
-			uint64_t next = mcc__engine_stat_due(e);
-			wait = next < wait ? next : wait;
-		}
+		mcc_engine_tick_if_due(e, mcc_engine_now(e));
 		pthread_mutex_lock(&e->thr_mu);
 		if (e->thr_stop)
 			break;
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t ns = (uint64_t)ts.tv_nsec + (wait ? wait : 1);
+		uint64_t ns = (uint64_t)ts.tv_nsec + e->hub->epoch_ns;
 		ts.tv_sec += (time_t)(ns / 1000000000u);
 		ts.tv_nsec = (long)(ns % 1000000000u);
 		pthread_cond_timedwait(&e->thr_cv, &e->thr_mu, &ts);
@@ -262,19 +253,17 @@ int mcc_engine_open(const struct mcc_engine_opts *opts, mcc_engine **out)
 		engine_free(e, 1);
 		return -ENOMEM;
 	}
-	/* the live view, when configured (any mode: an operator sees "off") */
-	mcc__engine_stat_open(e);
-	/* mode off has nothing to tick: no thread waking every epoch, unless
-	 * the live view needs one to publish */
-	e->thr_tick = o.tick == MCC_ENGINE_TICK_THREAD && on;
-	if (e->thr_tick || e->stat) {
+	/* mode off has nothing to tick: no thread waking every epoch */
+	if (o.tick == MCC_ENGINE_TICK_THREAD && on) {
 		if (pthread_create(&e->thr, NULL, tick_main, e) != 0) {
-			mcc__engine_stat_close(e);
 			engine_free(e, 1);
 			return -EAGAIN;
 		}
 		e->thr_on = 1;
 	}
+	/* the live view, when configured (any mode: an operator sees "off"),
+	 * with its own thread: a slow publish never delays a tick */
+	mcc__engine_stat_open(e);
 	*out = e;
 	return rc;
 }

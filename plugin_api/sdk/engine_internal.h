@@ -81,7 +81,6 @@ struct mcc_engine {
 	/* the live view (engine_stat.c) */
 	char name[32];               /* the loader opts' engine name, sanitised */
 	struct mcc_engine_stat *stat; /* NULL: stat = off (or its file failed) */
-	int thr_tick;                /* the thread ticks; else it only publishes */
 };
 
 /* A device of mcc_engine_device_open. */
@@ -114,12 +113,11 @@ MCC_HIDDEN void mcc__route_key_text(const void *key, size_t klen, char *buf, siz
 /* engine_device.c: close every device left open (engine close). */
 MCC_HIDDEN void mcc__engine_devices_fini(mcc_engine *e);
 
-/* engine_stat.c: the live view's file. open: after the instance is
- * acquired (nothing when stat = off; a failure is a warning); due: from
- * the engine's thread, publishes when the period has passed and returns
- * the ns until the next; close: before routes and devices are torn down. */
+/* engine_stat.c: the live view's file and its publishing thread. open:
+ * after the instance is acquired (nothing when stat = off; a failure is a
+ * warning); close: stops the thread and removes the file, before routes
+ * and devices are torn down. */
 MCC_HIDDEN void mcc__engine_stat_open(mcc_engine *e);
-MCC_HIDDEN uint64_t mcc__engine_stat_due(mcc_engine *e);
 MCC_HIDDEN void mcc__engine_stat_close(mcc_engine *e);
 /* engine_stat.c: forget the routes of mcc_engine_stat_route_add (close). */
 MCC_HIDDEN void mcc__engine_stat_routes_fini(mcc_engine *e);

@@ -18,13 +18,22 @@
 #include <time.h>
 #include <unistd.h>
 
+/* A publish may use at most 1/STAT_DUTY of its thread's time: with many
+ * domains (domain_stats scans every domain of the policy per call, so a
+ * publish costs O(domains^2) today) the period stretches instead. */
+#define STAT_DUTY 10u
+
 struct mcc_engine_stat {
 	pthread_mutex_t mu; /* one publish at a time */
 	struct mcc_stat_file *file;
 	uint64_t period_ns;
-	uint64_t next_ns; /* CLOCK_MONOTONIC of the next periodic publish */
 	uint32_t interval_ms;
 	int warned;       /* a failed publish was logged */
+	/* the publishing thread */
+	pthread_t thr;
+	pthread_mutex_t thr_mu;
+	pthread_cond_t thr_cv;
+	int thr_on, thr_stop;
 	char path[PATH_MAX];
 	struct mcc_engine_stat *next; /* g_paths */
 };
@@ -313,17 +322,32 @@ const char *mcc_engine_stat_path(const mcc_engine *e)
 	return e && e->stat ? e->stat->path : "";
 }
 
-uint64_t mcc__engine_stat_due(mcc_engine *e)
+/* The publishing thread: every period, stretched so that publishing takes
+ * at most 1/STAT_DUTY of the time; stops at close. */
+static void *stat_main(void *arg)
 {
+	mcc_engine *e = arg;
 	struct mcc_engine_stat *st = e->stat;
-	uint64_t now = mono_ns();
-	if (now >= st->next_ns) {
-		pthread_mutex_lock(&st->mu);
-		publish_locked(e, st);
-		pthread_mutex_unlock(&st->mu);
-		st->next_ns = now + st->period_ns;
+	uint64_t wait = st->period_ns;
+	pthread_mutex_lock(&st->thr_mu);
+	while (!st->thr_stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t ns = (uint64_t)ts.tv_nsec + wait;
+		ts.tv_sec += (time_t)(ns / 1000000000u);
+		ts.tv_nsec = (long)(ns % 1000000000u);
+		pthread_cond_timedwait(&st->thr_cv, &st->thr_mu, &ts);
+		if (st->thr_stop)
+			break;
+		pthread_mutex_unlock(&st->thr_mu);
+		uint64_t t0 = mono_ns();
+		mcc_engine_stat_publish(e);
+		uint64_t took = mono_ns() - t0;
+		wait = took * STAT_DUTY > st->period_ns ? took * STAT_DUTY : st->period_ns;
+		pthread_mutex_lock(&st->thr_mu);
 	}
-	return st->next_ns > now ? st->next_ns - now : 0;
+	pthread_mutex_unlock(&st->thr_mu);
+	return NULL;
 }
 
 /* Under g_paths_mu: is `path` another engine's of this process? */
@@ -347,6 +371,8 @@ static void stat_free(struct mcc_engine_stat *st)
 	pthread_mutex_unlock(&g_paths_mu);
 	mcc__stat_file_close(st->file, 1);
 	pthread_mutex_destroy(&st->mu);
+	pthread_mutex_destroy(&st->thr_mu);
+	pthread_cond_destroy(&st->thr_cv);
 	free(st);
 }
 
@@ -355,7 +381,14 @@ void mcc__engine_stat_close(mcc_engine *e)
 	struct mcc_engine_stat *st = e->stat;
 	if (!st)
 		return;
-	e->stat = NULL; /* the engine's thread is stopped: nobody publishes */
+	if (st->thr_on) {
+		pthread_mutex_lock(&st->thr_mu);
+		st->thr_stop = 1;
+		pthread_cond_signal(&st->thr_cv);
+		pthread_mutex_unlock(&st->thr_mu);
+		pthread_join(st->thr, NULL);
+	}
+	e->stat = NULL; /* the engine's threads are quiesced: nobody publishes */
 	stat_free(st);
 }
 
@@ -371,6 +404,12 @@ void mcc__engine_stat_open(mcc_engine *e)
 		return;
 	}
 	pthread_mutex_init(&st->mu, NULL);
+	pthread_mutex_init(&st->thr_mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&st->thr_cv, &ca);
+	pthread_condattr_destroy(&ca);
 	st->interval_ms = k->interval_ms ? k->interval_ms : MCC_DEFAULT_STAT_INTERVAL_MS;
 	st->period_ns = (uint64_t)st->interval_ms * 1000000u;
 	pthread_mutex_lock(&g_paths_mu);
@@ -399,7 +438,14 @@ void mcc__engine_stat_open(mcc_engine *e)
 		stat_free(st);
 		return;
 	}
-	st->next_ns = mono_ns() + st->period_ns;
+	if (pthread_create(&st->thr, NULL, stat_main, e) != 0) {
+		MCC_ENG_LOG(e, MCC_LOG_WARN, "live view: %s: no thread to publish; not published",
+		            st->path);
+		e->stat = NULL;
+		stat_free(st);
+		return;
+	}
+	st->thr_on = 1;
 	MCC_ENG_LOG(e, MCC_LOG_INFO, "live view: %s every %u ms (mcc stat %ld)", st->path,
 	            st->interval_ms, (long)getpid());
 }

@@ -32,6 +32,9 @@
 #   tbf         "tc qdisc add dev eth0 root tbf rate 8mbit" shapes node 0's rail 0:
 #               completion latency and drain time rise, the route goes
 #               CONGESTED and its window shrinks, no quarantine
+#   stat        the live view: TE, then TENT, publish with [engine] stat; 2 s
+#               into the transfer `mcc stat` (another process) must show the
+#               host's devices rxe0/rxe1 and its routes to node 1's rails
 # ENGINE: te (default) or tent.
 # MODE: enforce (default), or off for blackhole, blackhole-local and gray:
 #   the contrast, module null, the blackhole lifted at a fixed 9 s (off never
@@ -202,6 +205,32 @@ tbf)
 		--at "3:tc qdisc add dev eth0 root tbf rate 8mbit burst 16kb limit 512kb" \
 		--label "$ENGINE-tbf" --quiet
 	tc qdisc del dev eth0 root 2>/dev/null
+	;;
+stat)
+	VIEW=/tmp/mcc-view
+	mkdir -p "$VIEW"
+	ini enforce aimd "target_drain_us = 5000000" "epoch_us = 20000"
+	printf '[engine]\nstat = %s\nstat_interval_ms = 100\n' "$VIEW" >> "$INI"
+	for eng in te tent; do
+		out=/tmp/stat-$eng.out
+		run 60 "$BIN" $QP --engine "$eng" --ini "$INI" --bytes 0 --duration 4 --task-bytes 1048576 \
+			--concurrency 4 --check healthy --expect-mode enforce --expect-module aimd \
+			--at "2:$BUILDDIR/plugin_api/tools/mcc stat $VIEW > $out 2>&1" --label "$eng-stat" --quiet
+		sed 's/^/stat: /' "$out"
+		ok=1
+		for d in rxe0 rxe1; do
+			grep -Eq "^device +[0-9]+ $d +[A-Z]+ " "$out" || ok=0
+			grep -Eq "^route +[0-9]+ $d +[A-Z]+ +[0-9]+ [^ ]+" "$out" || ok=0
+		done
+		grep -q "^mcc\.[0-9]*\.$eng: pid [0-9]*, engine $eng, module aimd (mode enforce" "$out" || ok=0
+		if [ $ok = 1 ]; then
+			echo "CHECK ok: mcc stat shows $eng's devices rxe0, rxe1 and a route on each"
+		else
+			echo "FAIL: mcc stat did not show $eng's devices and routes"
+			rc=1
+		fi
+		[ -z "$(ls "$VIEW")" ] || { echo "FAIL: files left in $VIEW: $(ls "$VIEW")"; rc=1; }
+	done
 	;;
 *) sr_fail "unknown scenario '$SCEN'" ;;
 esac
