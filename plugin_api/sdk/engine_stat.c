@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 /* A publish may use at most 1/STAT_DUTY of its thread's time: with many
- * domains (domain_stats scans every domain of the policy per call, so a
- * publish costs O(domains^2) today) the period stretches instead. */
+ * domains, or a module whose domain_stats is slow, the period stretches
+ * instead. */
 #define STAT_DUTY 10u
 
 struct mcc_engine_stat {
