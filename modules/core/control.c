@@ -27,16 +27,15 @@
  *     clean epochs, so such a rail cycled SUSPECT -> HEALTHY for good.)
  *   - The threshold is 1 for a route that never delivered a success (a rail
  *     dead at start is quarantined by its first transport timeout, not its
- *     third), for one that delivered nothing since its last hard error (two
- *     transport timeouts in a row, in different epochs, with no success
- *     between: the path is dead, and each timeout costs the host a QP
- *     timeout plus its own rail pause, so waiting for a third left a dead
- *     rail SUSPECT for most of a 5 s outage), and for one quarantined within
- *     the last flap_window_ms (a route back from quarantine is on
- *     probation: its next failure quarantines it again, with the
- *     flap-damped, doubled cooldown). Errors of one epoch count as one
- *     episode: a burst (every QP of an endpoint timing out together) still
- *     needs the threshold.
+ *     third), for one whose rebuilt endpoint failed too (a hard error on a
+ *     newer endpoint generation than the last one, with no success since:
+ *     the path is dead, and each endpoint costs the host a QP timeout plus
+ *     its own rail pause, so waiting for a third error left a dead rail
+ *     SUSPECT for most of a 5 s outage), and for one quarantined within the
+ *     last flap_window_ms (a route back from quarantine is on probation:
+ *     its next failure quarantines it again, with the flap-damped, doubled
+ *     cooldown). The errors of one endpoint (every QP timing out) are one
+ *     episode: they still need the threshold.
  *   - Hard errors of an endpoint generation older than the route's are
  *     stale (late WCs of a replaced endpoint) and count for nothing.
  *   - Idle routes: SUSPECT holds no evidence of its own once traffic stops,
@@ -231,6 +230,7 @@ void mcc_ctl_quarantine(struct mcc_core *core, struct mcc_dom *d, uint64_t now)
 	uint32_t eg = atomic_exchange_explicit(&d->err_gen, 0, RLX);
 	atomic_store_explicit(&d->q_generation,
 	                      eg ? eg : atomic_load_explicit(&d->generation, RLX), RLX);
+	cs->fail_gen = 0; /* err_gen restarts too */
 	cs->quarantines++;
 	cs->hard_errors = 0;
 	cs->clean_streak = 0;
@@ -264,10 +264,13 @@ void mcc_ctl_hard_error(struct mcc_core *core, struct mcc_dom *d, uint32_t n, ui
 	cs->hard_errors += n;
 	cs->clean_streak = 0;
 	uint32_t thr = core->p.hard_threshold;
-	if (!cs->delivered || cs->failing ||
+	uint32_t eg = atomic_load_explicit(&d->err_gen, RLX);
+	if (!cs->delivered || (cs->failing && eg > cs->fail_gen) ||
 	    (cs->quarantined_once && now >= cs->last_q_ns && now - cs->last_q_ns < flap))
-		thr = 1; /* never delivered, nothing since the last error, on probation */
+		thr = 1; /* never delivered, a rebuilt endpoint failed too, on probation */
 	cs->failing = true;
+	if (eg > cs->fail_gen)
+		cs->fail_gen = eg;
 	if (cs->hard_errors >= thr) {
 		mcc_ctl_quarantine(core, d, now);
 	} else if (st != MCC_PATH_SUSPECT) {

@@ -232,6 +232,7 @@ struct mcc_ctl {
 	bool quarantined_once;
 	bool delivered; /* a successful completion was ever counted */
 	bool failing;   /* a hard error and no successful completion since */
+	uint32_t fail_gen; /* highest endpoint generation of those errors (err_gen) */
 	bool busy; /* last epoch had >= MCC_CREDIT_MIN_ADMITS admissions */
 	bool route_limited; /* route: its bottleneck is beyond the local device */
 };

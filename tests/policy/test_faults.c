@@ -198,16 +198,18 @@ static void test_rail_dead_at_start_quarantined_at_first_hard_error(void)
 	th_free(h);
 }
 
-/* A dead path: a transport timeout, then (the host paused the rail, built
- * a new endpoint) another one, with no success between. The second
- * quarantines it (waiting for the third left a dead rail SUSPECT for most
- * of a 5 s outage); with a success between them it stays SUSPECT. Errors of
- * one epoch (every QP of an endpoint at once) count as one episode. */
+/* A dead path: its endpoint times out, the host pauses the rail and builds
+ * a new one, which times out too, with no success between. That second
+ * generation's error quarantines it (waiting for a third error left a dead
+ * rail SUSPECT for most of a 5 s outage); with a success between them it
+ * stays SUSPECT. The errors of one endpoint (its QPs, in different epochs)
+ * are one episode. */
 static void test_second_hard_error_without_success_quarantines(void)
 {
 	struct fix f = fx(NULL);
 	wc_on(f.h, f.r, 1, IBV_WC_RETRY_EXC_ERR, 0, 0, 0);
-	wc_on(f.h, f.r, 1, IBV_WC_RETRY_EXC_ERR, 0, 0, 0);
+	th_tick(f.h);
+	wc_on(f.h, f.r, 1, IBV_WC_RETRY_EXC_ERR, 0, 0, 0); /* its other QP, later */
 	th_tick(f.h);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_SUSPECT); /* one episode */
 	th_advance_ms(f.h, 1000);
@@ -219,7 +221,7 @@ static void test_second_hard_error_without_success_quarantines(void)
 	wc_on(f.h, f.r2, 1, IBV_WC_RETRY_EXC_ERR, 0, 0, 0);
 	th_tick(f.h);
 	th_calm(f.h, f.r2, 1);
-	wc_on(f.h, f.r2, 1, IBV_WC_RETRY_EXC_ERR, 0, 0, 0);
+	wc_on(f.h, f.r2, 2, IBV_WC_RETRY_EXC_ERR, 0, 0, 0);
 	th_tick(f.h);
 	CU_ASSERT_EQUAL(th_rstate(f.h, f.r2), MCC_PATH_SUSPECT);
 	CU_ASSERT_EQUAL(th_rs(f.h, f.r2).hard_errors, 2);
