@@ -533,12 +533,23 @@ static struct te_ctx *pick_active_ctx(te_engine *e, uint32_t start)
 #if MCC_CC_COMPILED_IN
 /* tryHandoffToAnotherLocalWorker: the next active context after `from`,
  * starting at retry_cnt mod the contexts (TE's rotation; it keeps the peer
- * path). NULL: none. */
-static struct te_ctx *handoff_target(te_engine *e, struct te_ctx *from, uint32_t retry)
+ * path), whose own rail to (seg, dev) is not paused (the one condition
+ * INTEGRATION.md site 11 adds to TE's loop: without it a slice handed to a
+ * context that paused the same rail bounced back and forth, each bounce a
+ * retry, until its budget ran out). NULL: none. */
+static struct te_ctx *handoff_target(te_engine *e, struct te_ctx *from, uint32_t retry,
+                                     int32_t seg, int dev)
 {
+	uint64_t now = now_of(e);
 	for (uint32_t k = 0; k < e->nctx; k++) {
 		struct te_ctx *o = &e->ctx[(retry + k) % e->nctx];
-		if (o != from && atomic_load(&o->active))
+		if (o == from || !atomic_load(&o->active))
+			continue;
+		pthread_mutex_lock(&o->rt_mu);
+		struct te_route *r = o->routes[seg][dev];
+		int ok = !r || rail_available(r, now);
+		pthread_mutex_unlock(&o->rt_mu);
+		if (ok)
 			return o;
 	}
 	return NULL;
@@ -616,7 +627,7 @@ static void dispatch_slice(te_engine *e, struct te_ctx *ctx, struct te_slice *s,
 		int d0 = (int)(((uint32_t)ctx->idx + s->retry_cnt) % sd.ndev);
 		struct te_ctx *o = NULL;
 		if (cc_local_alternative(e, ctx, s->seg, d0, now_of(e), 1) &&
-		    (o = handoff_target(e, ctx, s->retry_cnt)) != NULL) {
+		    (o = handoff_target(e, ctx, s->retry_cnt, s->seg, d0)) != NULL) {
 			CNT_ADD(e, handoffs, 1);
 			ctx = o;
 			dev = d0;
@@ -983,7 +994,7 @@ static int reroute_group(te_engine *e, struct te_worker *w, struct te_route *rt,
 				continue;
 			}
 		} else {
-			struct te_ctx *o = handoff_target(e, ctx, sl->retry_cnt);
+			struct te_ctx *o = handoff_target(e, ctx, sl->retry_cnt, sl->seg, sl->peer_dev);
 			if (o) { /* the same peer path from another local NIC */
 				sl->avoid_hops++;
 				CNT_ADD(e, handoffs, 1);
