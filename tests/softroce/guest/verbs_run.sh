@@ -35,6 +35,20 @@
 #   stat        the live view: TE, then TENT, publish with [engine] stat; 2 s
 #               into the transfer `mcc stat` (another process) must show the
 #               host's devices rxe0/rxe1 and its routes to node 1's rails
+#   gray-local  node 0's rail 0 (eth0) drops 25 % of what it sends from 2 s
+#               to 14 s: rxe0's routes are held near their floor and the host
+#               moves their slices to rxe1 (>= 70 % of the bytes), no second
+#               without a completed task, no task reads LONG_UNAVAILABLE
+#   dupreorder  netem delay 1ms duplicate 5% reorder 25% 50% on eth0 from 2 s
+#               to 14 s: rxe answers with RETRY_EXC_ERR on new endpoints; the
+#               errors count across generations and the traffic moves to rxe1
+#   flap        eth0 blackholed (netem loss 100%) 1.5 s, then clear 1.5 s, six
+#               times: the rail is quarantined again and again with a growing
+#               cooldown, no group is left without a usable path
+#   both-down   node 1's two rails (eth2, eth3) blackholed from 2 s to 7 s:
+#               once no route is usable the tasks read LONG_UNAVAILABLE
+#               within 2 epochs; the engine fails what its own rail pause
+#               leaves without a rail
 # ENGINE: te (default) or tent.
 # MODE: enforce (default), or off for blackhole, blackhole-local and gray:
 #   the contrast, module null, the blackhole lifted at a fixed 9 s (off never
@@ -96,7 +110,7 @@ ini() {
 }
 
 case $SCEN:$MODE in
-*:enforce | blackhole:off | blackhole-local:off | gray:off) ;;
+*:enforce | blackhole:off | blackhole-local:off | gray:off | gray-local:off | dupreorder:off) ;;
 *) sr_fail "mode '$MODE' is not offered for scenario '$SCEN'" ;;
 esac
 
@@ -231,6 +245,47 @@ stat)
 		fi
 		[ -z "$(ls "$VIEW")" ] || { echo "FAIL: files left in $VIEW: $(ls "$VIEW")"; rc=1; }
 	done
+	;;
+gray-local | dupreorder)
+	# a fault on node 0's rail 0 (what rxe0 sends) that ends no WR with a
+	# port event; the drain target as gray's
+	if [ "$SCEN" = gray-local ]; then
+		NETEM="netem loss 25%"
+	else
+		NETEM="netem delay 1ms duplicate 5% reorder 25% 50%"
+	fi
+	ini enforce aimd "target_drain_us = 100000" "epoch_us = 10000"
+	run 90 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 524288 --concurrency 4 \
+		--duration 20 --max-duration 60 --check "$SCEN" --watch 0 --epoch-us 10000 \
+		--at "2:tc qdisc add dev eth0 root $NETEM" --at "14:tc qdisc del dev eth0 root" \
+		--label "$ENGINE-$SCEN-$MODE" --quiet
+	tc qdisc del dev eth0 root 2>/dev/null
+	;;
+flap)
+	ini enforce aimd "target_drain_us = 5000000" "epoch_us = 10000"
+	set --
+	t=2
+	for i in 1 2 3 4 5 6; do
+		set -- "$@" --at "$t:tc qdisc add dev eth0 root netem loss 100%"
+		t=$((t + 1)).5
+		set -- "$@" --at "$t:tc qdisc del dev eth0 root"
+		t=$((${t%.5} + 2))
+	done
+	run 110 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 524288 --concurrency 4 \
+		--duration 22 --max-duration 80 --check flap --watch 0 --epoch-us 10000 "$@" \
+		--label "$ENGINE-flap" --quiet
+	tc qdisc del dev eth0 root 2>/dev/null
+	;;
+both-down)
+	ini enforce aimd "target_drain_us = 5000000" "epoch_us = 10000"
+	run 90 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 524288 --concurrency 4 \
+		--duration 10 --max-duration 60 --check both-down --watch 0 --epoch-us 10000 --sample-ms 5 \
+		--at "2:tc qdisc add dev eth2 root netem loss 100%" \
+		--at "2:tc qdisc add dev eth3 root netem loss 100%" \
+		--at "7:tc qdisc del dev eth2 root" --at "7:tc qdisc del dev eth3 root" \
+		--label "$ENGINE-both-down" --quiet
+	tc qdisc del dev eth2 root 2>/dev/null
+	tc qdisc del dev eth3 root 2>/dev/null
 	;;
 *) sr_fail "unknown scenario '$SCEN'" ;;
 esac
