@@ -461,6 +461,10 @@ struct mcc_lane {
 	 * domain), so scans never count a folded value twice */
 	_Atomic uint32_t seq;
 	uint32_t qos_cls; /* class + 1 of the try_acquire_qos in progress, 0: none */
+	/* 1 after lane_close: the memory stays (core->lane_mem) and the hot
+	 * path answers a closed lane's handle with -EBADF, never a
+	 * use-after-free; 0 again when its id is opened anew */
+	_Atomic uint32_t closed;
 	struct mcc_evring ring;
 	struct mcc_spillring spill;
 	struct mcc_okcache ok[MCC_EV_OKCACHE];
@@ -640,7 +644,8 @@ struct mcc_core {
 	_Atomic uint32_t ev_frees;
 
 	alignas(MCC_LINE) pthread_mutex_t lock;
-	struct mcc_lane **lanes; /* [max_lanes] (cold) */
+	struct mcc_lane **lanes; /* [max_lanes] open lanes (cold) */
+	struct mcc_lane **lane_mem; /* [max_lanes] each id's lane, kept until fini (cold) */
 	uint32_t *scan_seq;      /* [max_lanes] scan scratch (cold) */
 	struct mcc_dom *devices, *routes, *zombies; /* (cold) */
 	uint32_t next_idx;

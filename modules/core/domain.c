@@ -747,28 +747,33 @@ int mcc_core_lane_open(void *ctx, const struct mcc_lane_desc_v1 *desc, mcc_lane 
 		        core->max_lanes == MCC_MAX_LANES_CAP ? ", at the core's cap" : "");
 		return -EINVAL;
 	}
-	struct mcc_lane *lane = aligned_alloc(MCC_LINE, (sizeof(*lane) + MCC_LINE - 1) &
-	                                                    ~(size_t)(MCC_LINE - 1));
 	_Static_assert(sizeof(struct mcc_slot) == MCC_LINE, "one slot per cache line");
+	pthread_mutex_lock(&core->lock);
+	if (core->lanes[desc->lane_id]) {
+		pthread_mutex_unlock(&core->lock);
+		return -EBUSY;
+	}
+	/* one lane's memory per id, kept after close (a closed handle reads
+	 * closed, never freed memory) and reused when the id opens again */
+	struct mcc_lane *lane = core->lane_mem[desc->lane_id];
 	if (!lane)
+		lane = aligned_alloc(MCC_LINE,
+		                     (sizeof(*lane) + MCC_LINE - 1) & ~(size_t)(MCC_LINE - 1));
+	if (!lane) {
+		pthread_mutex_unlock(&core->lock);
 		return -ENOMEM;
+	}
+	core->lane_mem[desc->lane_id] = lane;
 	memset(lane, 0, sizeof(*lane));
 	if (mcc_ev_ring_init(&lane->ring) != 0 || mcc_spill_init(&lane->spill) != 0) {
 		mcc_ev_ring_fini(&lane->ring);
-		free(lane);
+		atomic_store_explicit(&lane->closed, 1, RLX);
+		pthread_mutex_unlock(&core->lock);
 		return -ENOMEM;
 	}
 	lane->core = core;
 	lane->id = desc->lane_id;
 	lane->role = desc->role;
-	pthread_mutex_lock(&core->lock);
-	if (core->lanes[desc->lane_id]) {
-		pthread_mutex_unlock(&core->lock);
-		mcc_ev_ring_fini(&lane->ring);
-		mcc_spill_fini(&lane->spill);
-		free(lane);
-		return -EBUSY;
-	}
 	core->lanes[desc->lane_id] = lane;
 	if (desc->lane_id >= core->lanes_hi)
 		core->lanes_hi = desc->lane_id + 1;
@@ -784,6 +789,11 @@ void mcc_core_lane_close(void *ctx, mcc_lane *lane)
 	if (!core || !lane)
 		return;
 	pthread_mutex_lock(&core->lock);
+	if (atomic_load_explicit(&lane->closed, RLX) || lane->id >= core->max_lanes ||
+	    core->lane_mem[lane->id] != lane) {
+		pthread_mutex_unlock(&core->lock); /* closed twice, or not a lane of ours */
+		return;
+	}
 	mcc_ev_drain(core); /* the ring dies with the lane */
 	mcc_lane_flush_all(lane);
 	mcc_spill_drain(core); /* so does the spill ring the flush filled */
@@ -793,10 +803,10 @@ void mcc_core_lane_close(void *ctx, mcc_lane *lane)
 		while (core->lanes_hi && !core->lanes[core->lanes_hi - 1])
 			core->lanes_hi--;
 	}
-	pthread_mutex_unlock(&core->lock);
-	mcc_ev_ring_fini(&lane->ring);
+	mcc_ev_ring_fini(&lane->ring); /* under the lock: a reopen of the id waits */
 	mcc_spill_fini(&lane->spill);
-	free(lane);
+	atomic_store_explicit(&lane->closed, 1, RLX);
+	pthread_mutex_unlock(&core->lock);
 }
 
 /* -------------------------------------------------------------- admission */
@@ -1401,6 +1411,8 @@ int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t 
 	if (UNLIKELY(!lane || !r || !p || bytes - 1 >= MCC_BYTES_MAX ||
 	             p->struct_size < sizeof(*p) || (p->flags & MCC_PERMIT_F_LIVE)))
 		return -EINVAL;
+	if (UNLIKELY(atomic_load_explicit(&lane->closed, RLX)))
+		return -EBADF; /* a closed lane's handle: nothing reserved */
 	struct mcc_device *dv = atomic_load_explicit(&r->dev, ACQ);
 	uint64_t rctl = atomic_load_explicit(&r->d.ctl, ACQ);
 	uint64_t dctl = atomic_load_explicit(&dv->d.ctl, ACQ);
@@ -1482,6 +1494,8 @@ int mcc_core_release(mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t bytes, ui
 {
 	if (UNLIKELY(!lane || !p || p->struct_size < MCC_PERMIT_V1_SIZE))
 		return -EINVAL;
+	if (UNLIKELY(atomic_load_explicit(&lane->closed, RLX)))
+		return -EBADF; /* nothing settled: the permit stays live for an open lane */
 	/* live permit, 0 < bytes <= live, unposted */
 	if (LIKELY((p->flags & MCC_PERMIT_F_LIVE) && bytes - 1 < p->bytes &&
 	           reason == MCC_REL_NOT_POSTED)) {
@@ -1582,7 +1596,8 @@ static NOINLINE void mixed_complete(struct mcc_lane *lane, struct mcc_permit_v1 
 void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit_v1 *p, const struct mcc_completion_v1 *wc)
 {
 	if (UNLIKELY(!lane || !p || !wc || p->struct_size < MCC_PERMIT_V1_SIZE ||
-	             wc->struct_size < MCC_COMPLETION_V1_0_SIZE))
+	             wc->struct_size < MCC_COMPLETION_V1_0_SIZE ||
+	             atomic_load_explicit(&lane->closed, RLX)))
 		return;
 	uint64_t n = wc->bytes ? wc->bytes : p->bytes;
 	/* a successful WC on a live (non-probe) permit of the current generation */
@@ -1612,7 +1627,7 @@ void mcc_core_on_completion(mcc_lane *lane, struct mcc_permit_v1 *p, const struc
 void mcc_core_poller_progress(mcc_lane *lane, mcc_device *dev, uint32_t ncqe)
 {
 	(void)ncqe; /* a pass that reaped nothing still proves the poller runs */
-	if (UNLIKELY(!lane || !dev))
+	if (UNLIKELY(!lane || !dev || atomic_load_explicit(&lane->closed, RLX)))
 		return;
 	uint64_t ep = atomic_load_explicit(&lane->core->epoch_no, RLX);
 	if (atomic_load_explicit(&dev->d.progress_mark, RLX) != ep)

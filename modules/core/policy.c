@@ -183,6 +183,7 @@ int mcc_core_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 *cf
 		lanes = MCC_MAX_LANES_DEFAULT;
 	core->max_lanes = lanes < MCC_MAX_LANES_CAP ? lanes : MCC_MAX_LANES_CAP;
 	core->lanes = calloc(core->max_lanes, sizeof(*core->lanes));
+	core->lane_mem = calloc(core->max_lanes, sizeof(*core->lane_mem));
 	core->scan_seq = calloc(core->max_lanes, sizeof(*core->scan_seq));
 	core->dl = calloc(MCC_DEADLINES_MAX, sizeof(*core->dl));
 	/* every domain a lane can name: its slots and both sides of its pairs */
@@ -190,14 +191,15 @@ int mcc_core_init(const struct mcc_host_v1 *host, const struct mcc_config_v1 *cf
 	core->touched = calloc(core->touched_cap, sizeof(*core->touched));
 	if (mode == MCC_MODE_OBSERVE)
 		core->rec = mcc_rec_create(core->p.recorder_entries);
-	if (!core->lanes || !core->scan_seq || !core->dl || !core->touched ||
-	    (mode == MCC_MODE_OBSERVE && !core->rec) ||
-	    mcc_ev_init(core) != 0 || pthread_mutex_init(&core->lock, NULL) != 0) {
+	if (!core->lanes || !core->lane_mem || !core->scan_seq || !core->dl || !core->touched ||
+	    (mode == MCC_MODE_OBSERVE && !core->rec) || mcc_ev_init(core) != 0 ||
+	    pthread_mutex_init(&core->lock, NULL) != 0) {
 		mcc_ev_fini(core);
 		mcc_rec_destroy(core->rec);
 		free(core->touched);
 		free(core->dl);
 		free(core->scan_seq);
+		free(core->lane_mem);
 		free(core->lanes);
 		free(core);
 		return -ENOMEM;
@@ -224,11 +226,13 @@ void mcc_core_fini(void *ctx)
 	struct mcc_core *core = ctx;
 	if (!core)
 		return;
-	for (uint32_t i = 0; i < core->lanes_hi; i++)
-		if (core->lanes[i]) {
-			mcc_ev_ring_fini(&core->lanes[i]->ring);
-			mcc_spill_fini(&core->lanes[i]->spill);
-			free(core->lanes[i]);
+	for (uint32_t i = 0; i < core->max_lanes; i++)
+		if (core->lane_mem[i]) { /* open (its ring lives) or closed */
+			if (!atomic_load_explicit(&core->lane_mem[i]->closed, RLX)) {
+				mcc_ev_ring_fini(&core->lane_mem[i]->ring);
+				mcc_spill_fini(&core->lane_mem[i]->spill);
+			}
+			free(core->lane_mem[i]);
 		}
 	struct mcc_dom *lists[3] = { core->devices, core->routes, core->zombies };
 	for (int l = 0; l < 3; l++)
@@ -247,6 +251,7 @@ void mcc_core_fini(void *ctx)
 	free(core->touched);
 	free(core->dl);
 	free(core->scan_seq);
+	free(core->lane_mem);
 	free(core->lanes);
 	pthread_mutex_destroy(&core->lock);
 	free(core);

@@ -39,6 +39,20 @@
  *   monitor:       mcc_engine_async_event(eng, dev, &ev) before ibv_ack_async_event
  *   teardown:      mcc_engine_close(eng) (closes what is left, with a warning)
  *
+ * Handles and misuse. Engines, lane references and routes are checked on
+ * every use: a call with an engine that is closed (or was never opened)
+ * returns -EBADF from every call that can fail; mcc_engine_close of such
+ * a pointer logs an error and does nothing. The calls that take no lock
+ * (mcc_engine_tick_if_due, _retry_after_ns, _room_seq, _room_wait,
+ * _room_notify, _instance, _ops, _ctx) cannot look the engine up: given
+ * one they can tell is not open they print "mcc: fatal: <call>: ... is not
+ * an open engine" and abort(); after the engine's memory is reused they
+ * may not tell (using an engine after its close is then undefined). Lane
+ * references carry a generation (-ESTALE after close); routes follow the
+ * reference rule below (-EBADF for a put or call too many). The policy's
+ * own handles are the module's: the core answers a closed lane's
+ * mcc_lane * with -EBADF (mcc_policy_v1.h, lane_close).
+ *
  * Conventions: as mcc_policy_v1.h. Fallible calls return 0 (or a documented
  * non-negative value) or a negative errno; every error leaves the SDK's state
  * as it was ("loses nothing"). Pointers passed in are borrowed; keys are
@@ -124,15 +138,17 @@ int mcc_engine_open(const struct mcc_engine_opts *opts, mcc_engine **out);
 
 /*
  * mcc_engine_close - stop the engine's tick thread, close its lanes and
- * routes still open (each logged as a warning), drop its batches, release
- * the instance. The engine has settled every permit and quiesced its
- * threads. NULL is a no-op.
+ * reclaim its routes still open or referenced (each logged as a warning:
+ * nothing is leaked, and every route pointer of the engine is gone after
+ * it), drop its batches, release the instance. The engine has settled
+ * every permit and quiesced its threads. NULL is a no-op; a pointer that
+ * is not an open engine (closed twice) is logged and ignored.
  * Thread: engine teardown. Errors: none.
  */
 void mcc_engine_close(mcc_engine *e);
 
 /* The instance, its normalised vtable and its context (valid until close).
- * Thread: any. Errors: none (e non-NULL). */
+ * Thread: any. Errors: none (e an open engine; see "Handles and misuse"). */
 mcc_instance *mcc_engine_instance(const mcc_engine *e);
 const struct mcc_policy_v1 *mcc_engine_ops(const mcc_engine *e);
 void *mcc_engine_ctx(const mcc_engine *e);
@@ -201,8 +217,8 @@ typedef uint64_t mcc_lane_ref;
  * Outputs: *ref and *lane (the handle for the hot-path calls).
  * Thread: worker construction; thread-safe.
  * Errors: -ENOSPC (MCC_ENGINE_LANES_MAX lanes open in the process),
- *   -EINVAL (NULL argument), the policy's lane_open error (the id is
- *   returned to the registry).
+ *   -EINVAL (NULL argument), -EBADF (not an open engine), the policy's
+ *   lane_open error (the id is returned to the registry).
  */
 int mcc_engine_lane_open(mcc_engine *e, uint32_t role, mcc_lane_ref *ref, mcc_lane **lane);
 
@@ -211,7 +227,8 @@ int mcc_engine_lane_open(mcc_engine *e, uint32_t role, mcc_lane_ref *ref, mcc_la
  * to the domains) and free the id.
  * Thread: worker teardown; thread-safe.
  * Errors: -ESTALE (already closed, or never opened: nothing happens),
- *   -EPERM (a lane of another engine: nothing happens).
+ *   -EPERM (a lane of another engine: nothing happens), -EBADF (not an
+ *   open engine).
  */
 int mcc_engine_lane_close(mcc_engine *e, mcc_lane_ref ref);
 
@@ -285,7 +302,7 @@ enum mcc_engine_route_open_result {
  * `desc`: port_num, cq_id, remote_id, peer_path (NULL: the key, when it is
  * text) of the policy's route_open; route_id and generation are ignored;
  * may be NULL; a struct_size below MCC_ROUTE_DESC_V1_0_SIZE is -EINVAL.
- * Outputs: *out holds one reference (release it with mcc_engine_route_put).
+ * Outputs: *out holds one reference (the reference rule below).
  * Returns enum mcc_engine_route_open_result.
  * Thread: any; takes the route mutex (slow path).
  * Errors: -EINVAL (NULL e/dev/key/out, klen 0 or > 4096, short desc), -ENOMEM, the
@@ -296,27 +313,44 @@ int mcc_engine_route_open(mcc_engine *e, mcc_device *dev, const void *key, size_
                           mcc_engine_route **out);
 
 /*
- * mcc_engine_route_lookup - the open route of `key` with one reference.
- * Reference rule: a route stays allocated (and its policy route open) while
- * any reference is held; mcc_engine_route_close only unpublishes the key and
- * drops the open's reference, so a poller holding a looked-up route never
- * sees it freed under it. The last mcc_engine_route_put calls the policy's
- * route_close and frees it.
+ * THE REFERENCE RULE for routes, the one place it is stated:
+ *  - every mcc_engine_route_open and mcc_engine_route_lookup that succeeds
+ *    (NEW, SAME, RENEWED or 0) hands the caller one reference, the first
+ *    open's included; each is given back with one mcc_engine_route_put;
+ *  - mcc_engine_route_close unpublishes the key and gives back no
+ *    reference;
+ *  - a route (with its policy route) lives while its key is published or
+ *    a reference is held; the put or close that leaves it neither closes
+ *    the policy's route and frees it, so a poller holding a route never
+ *    sees it freed under it;
+ *  - mcc_engine_close reclaims every route still published or referenced
+ *    and logs each (an open without its put leaks nothing past the
+ *    engine's close);
+ *  - a put beyond the references held returns -EBADF and changes nothing
+ *    (logged); so do the calls below given a freed route (the accessors
+ *    answer NULL or 0), as long as the engine keeps its memory: while the
+ *    route is published, and for the engine's 64 most recently freed
+ *    routes. Later, and after mcc_engine_close, the pointer is gone.
+ */
+
+/*
+ * mcc_engine_route_lookup - the open route of `key`, with one reference.
  * Thread: any; route mutex. Errors: -ENOENT (unknown or closed key),
- * -EINVAL (NULL argument).
+ * -EINVAL (NULL argument), -EBADF (not an open engine).
  */
 int mcc_engine_route_lookup(mcc_engine *e, const void *key, size_t klen, mcc_engine_route **out);
 
-/* Drop one reference (NULL: no-op). Thread: any. Errors: none. */
-void mcc_engine_route_put(mcc_engine_route *r);
+/* Give back one reference (NULL: no-op). Returns 0, or -EBADF when r holds
+ * no reference (a put too many, or a freed route: nothing changes).
+ * Thread: any; lock-free unless it is the last. */
+int mcc_engine_route_put(mcc_engine_route *r);
 
 /*
- * mcc_engine_route_close - unpublish `key` (later lookups get -ENOENT),
- * unregister its QPs, and drop the reference the first open took (each
- * further open that returned SAME/RENEWED also owes a put). The engine
- * closes a route after settling every permit on it.
+ * mcc_engine_route_close - unpublish `key` (later lookups get -ENOENT) and
+ * unregister its QPs; the references held stay valid (the rule above).
+ * The engine closes a route after settling every permit on it.
  * Thread: any; route mutex. Errors: -ENOENT (unknown or already closed key:
- * nothing happens), -EINVAL.
+ * nothing happens), -EINVAL, -EBADF (not an open engine).
  */
 int mcc_engine_route_close(mcc_engine *e, const void *key, size_t klen);
 
@@ -325,11 +359,12 @@ int mcc_engine_route_close(mcc_engine *e, const void *key, size_t klen);
  * generation + 1 and MCC_SIG_ENDPOINT_REBUILT (if subscribed). Returns the
  * new generation (> 0).
  * Thread: any; route mutex. Errors: -ESTALE (the route was closed: nothing
- * happens), -EINVAL.
+ * happens), -EINVAL, -EBADF (a freed route, or not an open engine).
  */
 int64_t mcc_engine_route_renew(mcc_engine *e, mcc_engine_route *r, uint64_t incarnation);
 
-/* Accessors of a referenced route. Thread: any; lock-free. */
+/* Accessors of a referenced route (a freed one: NULL / 0).
+ * Thread: any; lock-free. */
 mcc_route *mcc_engine_route_cc(const mcc_engine_route *r);        /* policy handle */
 uint32_t mcc_engine_route_generation(const mcc_engine_route *r); /* current */
 uint64_t mcc_engine_route_id(const mcc_engine_route *r);
@@ -343,7 +378,7 @@ uint64_t mcc_engine_route_id(const mcc_engine_route *r);
  * afterwards are no-ops. Call it before ibv_destroy_qp.
  * Thread: any; async mutex. Errors: -EEXIST (qp_num already registered on
  * dev), -ENOENT (remove: not registered), -ESTALE (add: r closed),
- * -ENOMEM, -EINVAL.
+ * -EBADF (add: r freed; not an open engine), -ENOMEM, -EINVAL.
  */
 int mcc_engine_qp_add(mcc_engine *e, mcc_engine_route *r, uint32_t qp_num);
 int mcc_engine_qp_remove(mcc_engine *e, mcc_device *dev, uint32_t qp_num);

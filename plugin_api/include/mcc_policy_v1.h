@@ -611,6 +611,12 @@ struct mcc_policy_v1 {
 	 * concurrently with other lanes and with slow-path callbacks.
 	 * Errors: lane_open 0 / -errno (-EINVAL, -ENOMEM); lane_close none
 	 * (void; it cannot fail, and a NULL lane is ignored).
+	 * A lane handle used after its lane_close is a host error. The shipped
+	 * modules (modules/core) keep the lane's memory until fini and detect
+	 * it: try_acquire and release return -EBADF (nothing reserved or
+	 * settled), on_completion and poller_progress ignore it, a second
+	 * lane_close does nothing; once the lane id is opened again the old
+	 * handle is that lane's.
 	 */
 	int (*lane_open)(void *ctx, const struct mcc_lane_desc_v1 *desc, mcc_lane **lane);
 	void (*lane_close)(void *ctx, mcc_lane *lane);

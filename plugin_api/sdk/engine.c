@@ -24,6 +24,7 @@
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static unsigned g_engines;              /* open engines */
+static mcc_engine *g_open;              /* the open engines, by reg_next */
 static struct mcc_engine_hub *g_hubs;   /* one per instance in use */
 
 struct lane_slot {
@@ -85,6 +86,32 @@ uint64_t mcc_engine_now(const mcc_engine *e)
 }
 
 /* ------------------------------------------------------------------ engine */
+
+/* Under g_mu: the link holding e in the open list, or NULL. */
+static mcc_engine **engine_link(const mcc_engine *e)
+{
+	for (mcc_engine **pp = &g_open; *pp; pp = &(*pp)->reg_next)
+		if (*pp == e)
+			return pp;
+	return NULL;
+}
+
+int mcc__engine_live(const mcc_engine *e)
+{
+	pthread_mutex_lock(&g_mu);
+	int live = e && engine_link(e) != NULL;
+	pthread_mutex_unlock(&g_mu);
+	return live;
+}
+
+void mcc__engine_misuse(const char *call, const void *e)
+{
+	fprintf(stderr,
+	        "mcc: fatal: %s: %p is not an open engine (used after mcc_engine_close, or "
+	        "never opened)\n",
+	        call, e);
+	abort();
+}
 
 static struct mcc_engine_hub *hub_get(mcc_engine *e)
 {
@@ -153,6 +180,7 @@ static void engine_free(mcc_engine *e, int counted)
 	pthread_mutex_unlock(&g_mu);
 	if (e->inst)
 		mcc_instance_release(e->inst);
+	atomic_store_explicit(&e->magic, MCC_ENG_MAGIC_DEAD, memory_order_release);
 	pthread_mutex_destroy(&e->thr_mu);
 	pthread_cond_destroy(&e->thr_cv);
 	pthread_mutex_destroy(&e->rt_mu);
@@ -180,6 +208,7 @@ int mcc_engine_open(const struct mcc_engine_opts *opts, mcc_engine **out)
 	mcc_engine *e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
+	atomic_init(&e->magic, MCC_ENG_MAGIC_LIVE);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -261,6 +290,10 @@ int mcc_engine_open(const struct mcc_engine_opts *opts, mcc_engine **out)
 		}
 		e->thr_on = 1;
 	}
+	pthread_mutex_lock(&g_mu);
+	e->reg_next = g_open;
+	g_open = e;
+	pthread_mutex_unlock(&g_mu);
 	/* the live view, when configured (any mode: an operator sees "off"),
 	 * with its own thread: a slow publish never delays a tick */
 	mcc__engine_stat_open(e);
@@ -274,6 +307,20 @@ void mcc_engine_close(mcc_engine *e)
 {
 	if (!e)
 		return;
+	/* off the open list first: a second close, or a call racing this one,
+	 * finds nothing (-EBADF) instead of a half-freed engine */
+	pthread_mutex_lock(&g_mu);
+	mcc_engine **pp = engine_link(e);
+	if (pp)
+		*pp = e->reg_next;
+	pthread_mutex_unlock(&g_mu);
+	if (!pp) {
+		log_stderr(NULL, MCC_LOG_ERROR,
+		           "mcc_engine_close: %p is not an open engine (closed twice, or never "
+		           "opened); ignored",
+		           (void *)e);
+		return;
+	}
 	if (e->thr_on) {
 		pthread_mutex_lock(&e->thr_mu);
 		e->thr_stop = 1;
@@ -294,16 +341,19 @@ void mcc_engine_close(mcc_engine *e)
 
 mcc_instance *mcc_engine_instance(const mcc_engine *e)
 {
+	mcc__engine_check_fast(e, "mcc_engine_instance");
 	return e->inst;
 }
 
 const struct mcc_policy_v1 *mcc_engine_ops(const mcc_engine *e)
 {
+	mcc__engine_check_fast(e, "mcc_engine_ops");
 	return e->ops;
 }
 
 void *mcc_engine_ctx(const mcc_engine *e)
 {
+	mcc__engine_check_fast(e, "mcc_engine_ctx");
 	return e->ctx;
 }
 
@@ -318,6 +368,10 @@ int mcc_engine_lane_open(mcc_engine *e, uint32_t role, mcc_lane_ref *ref, mcc_la
 	*ref = 0;
 	*lane = NULL;
 	pthread_mutex_lock(&g_mu);
+	if (!engine_link(e)) {
+		pthread_mutex_unlock(&g_mu);
+		return -EBADF;
+	}
 	uint32_t id = 0;
 	while (id < MCC_ENGINE_LANES_MAX && g_lanes[id].ref)
 		id++;
@@ -393,6 +447,10 @@ int mcc_engine_lane_close(mcc_engine *e, mcc_lane_ref ref)
 		return -EINVAL;
 	int err = 0;
 	pthread_mutex_lock(&g_mu);
+	if (!engine_link(e)) {
+		pthread_mutex_unlock(&g_mu);
+		return -EBADF;
+	}
 	struct lane_slot *s = lane_slot(e, ref, &err);
 	if (s)
 		lane_close_slot(e, s);
@@ -408,7 +466,7 @@ mcc_lane *mcc_engine_lane_get(mcc_engine *e, mcc_lane_ref ref)
 {
 	int err = 0;
 	pthread_mutex_lock(&g_mu);
-	struct lane_slot *s = e ? lane_slot(e, ref, &err) : NULL;
+	struct lane_slot *s = e && engine_link(e) ? lane_slot(e, ref, &err) : NULL;
 	mcc_lane *l = s ? s->lane : NULL;
 	pthread_mutex_unlock(&g_mu);
 	return l;
@@ -445,6 +503,7 @@ static void room_bump(struct mcc_engine_hub *h)
 
 int mcc_engine_tick_if_due(mcc_engine *e, uint64_t now_ns)
 {
+	mcc__engine_check_fast(e, "mcc_engine_tick_if_due");
 	struct mcc_engine_hub *h = e->hub;
 	uint64_t due = atomic_load_explicit(&h->due, memory_order_acquire);
 	if (now_ns < due)
@@ -476,21 +535,25 @@ int mcc_engine_qos(const mcc_engine *e)
 
 uint64_t mcc_engine_retry_after_ns(const mcc_engine *e)
 {
+	mcc__engine_check_fast(e, "mcc_engine_retry_after_ns");
 	return e->hub->epoch_ns;
 }
 
 uint32_t mcc_engine_room_seq(const mcc_engine *e)
 {
+	mcc__engine_check_fast(e, "mcc_engine_room_seq");
 	return atomic_load_explicit(&e->hub->room_seq, memory_order_acquire);
 }
 
 void mcc_engine_room_notify(mcc_engine *e)
 {
+	mcc__engine_check_fast(e, "mcc_engine_room_notify");
 	room_bump(e->hub);
 }
 
 int mcc_engine_room_wait(mcc_engine *e, uint32_t seq, uint64_t timeout_ns)
 {
+	mcc__engine_check_fast(e, "mcc_engine_room_wait");
 	struct mcc_engine_hub *h = e->hub;
 	if (atomic_load_explicit(&h->room_seq, memory_order_acquire) != seq)
 		return 0;
@@ -513,6 +576,8 @@ int mcc_engine_batch_begin(mcc_engine *e, uint64_t batch_id)
 {
 	if (!e)
 		return -EINVAL;
+	if (!mcc__engine_live(e))
+		return -EBADF;
 	pthread_mutex_lock(&e->b_mu);
 	struct mcc_eng_kv **slot = mcc__eng_map_find(&e->batches, batch_id, 0);
 	int rc = 0;
@@ -536,6 +601,8 @@ int mcc_engine_batch_free(mcc_engine *e, uint64_t batch_id)
 {
 	if (!e)
 		return -EINVAL;
+	if (!mcc__engine_live(e))
+		return -EBADF;
 	pthread_mutex_lock(&e->b_mu);
 	struct mcc_eng_kv **slot = mcc__eng_map_find(&e->batches, batch_id, 0);
 	int rc = 0;
@@ -560,6 +627,8 @@ int mcc_engine_get_stats(const mcc_engine *e, struct mcc_engine_stats *out)
 {
 	if (!e || !out || out->struct_size < MCC_ENGINE_STATS_V1_0_SIZE)
 		return -EINVAL;
+	if (!mcc__engine_live(e))
+		return -EBADF;
 	struct mcc_engine_stats s;
 	memset(&s, 0, sizeof(s));
 	s.struct_size = out->struct_size;

@@ -41,7 +41,19 @@ struct mcc_engine_hub {
 
 struct mcc_engine_route;
 
+/* Handle magics: an engine or route whose magic is not its LIVE value is
+ * closed (DEAD) or not one of ours. */
+#define MCC_ENG_MAGIC_LIVE 0x6d6363656e67314cull  /* "mccneg1L" */
+#define MCC_ENG_MAGIC_DEAD 0x6d6363656e673144ull
+#define MCC_ROUTE_MAGIC_LIVE 0x6d6363726f75314cull
+#define MCC_ROUTE_MAGIC_DEAD 0x6d6363726f753144ull
+/* Freed routes whose memory an engine keeps (magic DEAD) so a put or call
+ * too many on them is answered -EBADF: the newest this many. */
+#define MCC_ENG_ROUTE_GRAVE 64u
+
 struct mcc_engine {
+	_Atomic uint64_t magic; /* first: MCC_ENG_MAGIC_LIVE while open */
+	struct mcc_engine *reg_next; /* the process's open engines (engine.c, g_mu) */
 	mcc_instance *inst;
 	const struct mcc_policy_v1 *ops;
 	void *ctx;
@@ -61,6 +73,11 @@ struct mcc_engine {
 	struct mcc_engine_route *routes[MCC_ENG_BUCKETS];
 	uint64_t next_route_id;
 	uint64_t routes_open;
+	/* every live route, published or not, so close reclaims them all
+	 * (rt_mu); the last MCC_ENG_ROUTE_GRAVE freed ones, kept DEAD */
+	struct mcc_engine_route *all;
+	struct mcc_engine_route *grave[MCC_ENG_ROUTE_GRAVE];
+	unsigned grave_next;
 	/* (dev, qp_num) -> route (referenced), v = generation; (dev, cq_key) -> id */
 	pthread_mutex_t as_mu;
 	struct mcc_eng_map qps, cqs;
@@ -121,6 +138,21 @@ MCC_HIDDEN void mcc__engine_stat_open(mcc_engine *e);
 MCC_HIDDEN void mcc__engine_stat_close(mcc_engine *e);
 /* engine_stat.c: forget the routes of mcc_engine_stat_route_add (close). */
 MCC_HIDDEN void mcc__engine_stat_routes_fini(mcc_engine *e);
+/* engine.c: 1 when `e` is an open engine of the process (looked up by
+ * address, never dereferenced otherwise); the slow-path calls answer
+ * -EBADF when it is not. */
+MCC_HIDDEN int mcc__engine_live(const mcc_engine *e);
+/* engine.c: a lock-free call on something that is not an open engine:
+ * print what and abort (mcc_engine.h documents it). */
+MCC_HIDDEN _Noreturn void mcc__engine_misuse(const char *call, const void *e);
+
+static inline void mcc__engine_check_fast(const mcc_engine *e, const char *call)
+{
+	if (__builtin_expect(!e || atomic_load_explicit(&((mcc_engine *)e)->magic,
+	                                                memory_order_relaxed) != MCC_ENG_MAGIC_LIVE,
+	                     0))
+		mcc__engine_misuse(call, e);
+}
 
 #define MCC_ENG_LOG(e, level, ...) ((e)->log((e)->log_arg, (level), __VA_ARGS__))
 

@@ -13,9 +13,21 @@
 #define RLX memory_order_relaxed
 #define KEY_MAX 4096u
 
+/*
+ * The reference rule (mcc_engine.h): `refs` counts the references handed
+ * to callers (each open and lookup), `qrefs` the SDK's own (registered QPs,
+ * async events in delivery), so a put too many can never take one of the
+ * SDK's; `open` says the key is published. The route is freed under rt_mu
+ * once it is none of these; its memory then stays in the engine's grave
+ * (magic DEAD) for the next MCC_ENG_ROUTE_GRAVE frees, so a put or call too
+ * many reads DEAD.
+ */
 struct mcc_engine_route {
-	_Atomic uint32_t refs;
+	_Atomic uint64_t magic; /* first: MCC_ROUTE_MAGIC_LIVE until freed */
+	_Atomic uint32_t refs;  /* the callers' */
+	_Atomic uint32_t qrefs; /* the SDK's: QP registrations, async snapshots */
 	uint32_t open;          /* published under its key (rt_mu) */
+	struct mcc_engine_route *all_next, *all_prev; /* e->all (rt_mu) */
 	mcc_engine *e;
 	mcc_route *cc;
 	mcc_device *dev;        /* rt_mu */
@@ -53,13 +65,81 @@ static void route_get(struct mcc_engine_route *r)
 	atomic_fetch_add_explicit(&r->refs, 1, RLX);
 }
 
-void mcc_engine_route_put(struct mcc_engine_route *r)
+static int route_live(const struct mcc_engine_route *r)
 {
-	if (!r || atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1)
-		return;
-	r->e->ops->route_close(r->e->ctx, r->cc);
+	return r && atomic_load_explicit(&((struct mcc_engine_route *)r)->magic, memory_order_acquire) ==
+	                MCC_ROUTE_MAGIC_LIVE;
+}
+
+/* Under rt_mu: the route is neither published nor referenced: close the
+ * policy's route, forget it, keep its memory DEAD in the grave. */
+static void route_free(mcc_engine *e, struct mcc_engine_route *r)
+{
+	if (r->all_prev)
+		r->all_prev->all_next = r->all_next;
+	else
+		e->all = r->all_next;
+	if (r->all_next)
+		r->all_next->all_prev = r->all_prev;
+	r->all_next = r->all_prev = NULL;
+	e->ops->route_close(e->ctx, r->cc);
+	r->cc = NULL;
 	free(r->path);
-	free(r);
+	r->path = NULL;
+	atomic_store_explicit(&r->magic, MCC_ROUTE_MAGIC_DEAD, memory_order_release);
+	struct mcc_engine_route **g = &e->grave[e->grave_next++ % MCC_ENG_ROUTE_GRAVE];
+	free(*g); /* the oldest freed route leaves the grave */
+	*g = r;
+}
+
+/* Under rt_mu: nothing holds r any more. */
+static int route_unheld(struct mcc_engine_route *r)
+{
+	return !r->open && atomic_load_explicit(&r->refs, memory_order_acquire) == 0 &&
+	       atomic_load_explicit(&r->qrefs, memory_order_acquire) == 0;
+}
+
+/* A count dropped to 0: free the route if nothing else holds it. */
+static void route_last_put(mcc_engine *e, struct mcc_engine_route *r)
+{
+	pthread_mutex_lock(&e->rt_mu);
+	if (route_live(r) && route_unheld(r))
+		route_free(e, r);
+	pthread_mutex_unlock(&e->rt_mu);
+}
+
+/* Drop one of the SDK's own references. */
+static void route_qunref(struct mcc_engine_route *r)
+{
+	if (atomic_fetch_sub_explicit(&r->qrefs, 1, memory_order_acq_rel) == 1)
+		route_last_put(r->e, r);
+}
+
+/* Drop one reference; -EBADF (nothing changes) when none is held. */
+static int route_unref(struct mcc_engine_route *r, const char *call)
+{
+	if (!route_live(r))
+		return -EBADF;
+	uint32_t n = atomic_load_explicit(&r->refs, RLX);
+	do {
+		if (n == 0) {
+			MCC_ENG_LOG(r->e, MCC_LOG_ERROR,
+			            "%s: route %llu holds no reference (one put too many); ignored", call,
+			            (unsigned long long)r->id);
+			return -EBADF;
+		}
+	} while (!atomic_compare_exchange_weak_explicit(&r->refs, &n, n - 1, memory_order_acq_rel,
+	                                                RLX));
+	if (n == 1)
+		route_last_put(r->e, r);
+	return 0;
+}
+
+int mcc_engine_route_put(struct mcc_engine_route *r)
+{
+	if (!r)
+		return 0;
+	return route_unref(r, "mcc_engine_route_put");
 }
 
 static void signal_rebuilt(mcc_engine *e, struct mcc_engine_route *r, uint32_t gen)
@@ -106,6 +186,8 @@ int mcc_engine_route_open(mcc_engine *e, mcc_device *dev, const void *key, size_
 	if (!e || !dev || !key || !out || klen == 0 || klen > KEY_MAX ||
 	    (desc && desc->struct_size < MCC_ROUTE_DESC_V1_0_SIZE))
 		return -EINVAL;
+	if (!mcc__engine_live(e))
+		return -EBADF;
 	struct mcc_route_desc_v1 d;
 	memset(&d, 0, sizeof(d));
 	if (desc)
@@ -148,7 +230,7 @@ int mcc_engine_route_open(mcc_engine *e, mcc_device *dev, const void *key, size_
 	r->incarnation = incarnation;
 	r->id = e->next_route_id;
 	atomic_init(&r->gen, 1);
-	atomic_init(&r->refs, 2); /* the key's and the caller's */
+	atomic_init(&r->refs, 1); /* the caller's (the key holds none: `open`) */
 	if (!d.peer_path && text_key(key, klen)) {
 		r->path = malloc(klen + 1);
 		if (r->path) {
@@ -170,6 +252,11 @@ int mcc_engine_route_open(mcc_engine *e, mcc_device *dev, const void *key, size_
 	r->open = 1;
 	r->next = *slot;
 	*slot = r;
+	r->all_next = e->all;
+	if (e->all)
+		e->all->all_prev = r;
+	e->all = r;
+	atomic_store_explicit(&r->magic, MCC_ROUTE_MAGIC_LIVE, memory_order_release);
 	e->routes_open++;
 	pthread_mutex_unlock(&e->rt_mu);
 	*out = r;
@@ -182,6 +269,8 @@ int mcc_engine_route_lookup(mcc_engine *e, const void *key, size_t klen, mcc_eng
 		*out = NULL;
 	if (!e || !key || !out || klen == 0 || klen > KEY_MAX)
 		return -EINVAL;
+	if (!mcc__engine_live(e))
+		return -EBADF;
 	pthread_mutex_lock(&e->rt_mu);
 	struct mcc_engine_route *r = *route_find(e, key, klen, key_hash(key, klen));
 	if (r)
@@ -191,9 +280,8 @@ int mcc_engine_route_lookup(mcc_engine *e, const void *key, size_t klen, mcc_eng
 	return r ? 0 : -ENOENT;
 }
 
-/* Under rt_mu, with every route still published: drop the QP registrations
- * of r (of all routes: r NULL) and their references, never the last (the
- * key holds one). */
+/* Under rt_mu: drop the QP registrations of r (of all routes: r NULL) and
+ * their references; the caller frees what is left unreferenced. */
 static void qps_drop(mcc_engine *e, struct mcc_engine_route *r)
 {
 	pthread_mutex_lock(&e->as_mu);
@@ -206,7 +294,7 @@ static void qps_drop(mcc_engine *e, struct mcc_engine_route *r)
 			}
 			struct mcc_engine_route *q = (*pp)->p;
 			mcc__eng_map_erase(pp);
-			atomic_fetch_sub_explicit(&q->refs, 1, memory_order_acq_rel);
+			atomic_fetch_sub_explicit(&q->qrefs, 1, memory_order_acq_rel);
 		}
 	}
 	pthread_mutex_unlock(&e->as_mu);
@@ -216,6 +304,8 @@ int mcc_engine_route_close(mcc_engine *e, const void *key, size_t klen)
 {
 	if (!e || !key || klen == 0 || klen > KEY_MAX)
 		return -EINVAL;
+	if (!mcc__engine_live(e))
+		return -EBADF;
 	pthread_mutex_lock(&e->rt_mu);
 	struct mcc_engine_route **slot = route_find(e, key, klen, key_hash(key, klen));
 	struct mcc_engine_route *r = *slot;
@@ -228,81 +318,101 @@ int mcc_engine_route_close(mcc_engine *e, const void *key, size_t klen)
 	r->open = 0;
 	e->routes_open--;
 	qps_drop(e, r);
+	if (route_unheld(r))
+		route_free(e, r); /* nobody holds it: the policy's route closes now */
 	pthread_mutex_unlock(&e->rt_mu);
-	mcc_engine_route_put(r);
 	return 0;
 }
 
 int64_t mcc_engine_route_renew(mcc_engine *e, mcc_engine_route *r, uint64_t incarnation)
 {
-	if (!e || !r || r->e != e)
+	if (!e || !r)
+		return -EINVAL;
+	if (!mcc__engine_live(e) || !route_live(r))
+		return -EBADF;
+	if (r->e != e)
 		return -EINVAL;
 	pthread_mutex_lock(&e->rt_mu);
-	int64_t rc = r->open ? (int64_t)route_bump(e, r, incarnation) : -ESTALE;
+	int64_t rc = !route_live(r) ? -EBADF : r->open ? (int64_t)route_bump(e, r, incarnation)
+	                                              : -ESTALE;
 	pthread_mutex_unlock(&e->rt_mu);
 	return rc;
 }
 
 mcc_route *mcc_engine_route_cc(const mcc_engine_route *r)
 {
-	return r->cc;
+	return route_live(r) ? r->cc : NULL;
 }
 
 uint32_t mcc_engine_route_generation(const mcc_engine_route *r)
 {
-	return atomic_load_explicit(&((mcc_engine_route *)r)->gen, memory_order_acquire);
+	return route_live(r) ? atomic_load_explicit(&((mcc_engine_route *)r)->gen,
+	                                            memory_order_acquire)
+	                     : 0;
 }
 
 uint64_t mcc_engine_route_id(const mcc_engine_route *r)
 {
-	return r->id;
+	return route_live(r) ? r->id : 0;
 }
 
+/* Engine close: every route still published or referenced is reclaimed
+ * (its policy route closed, its memory freed), each reported once; then the
+ * grave is emptied. Route pointers die with their engine. */
 void mcc__engine_routes_fini(mcc_engine *e)
 {
 	pthread_mutex_lock(&e->rt_mu);
 	qps_drop(e, NULL);
 	pthread_mutex_lock(&e->as_mu);
-	for (unsigned i = 0; i < MCC_ENG_BUCKETS; i++)
-		while (e->cqs.bucket[i])
-			mcc__eng_map_erase(&e->cqs.bucket[i]);
+	mcc__eng_map_clear(&e->cqs);
 	pthread_mutex_unlock(&e->as_mu);
-	struct mcc_engine_route *list = NULL;
 	for (unsigned i = 0; i < MCC_ENG_BUCKETS; i++)
-		while (e->routes[i]) {
-			struct mcc_engine_route *r = e->routes[i];
-			e->routes[i] = r->next;
-			r->open = 0;
-			r->next = list;
-			list = r;
-		}
+		e->routes[i] = NULL;
 	e->routes_open = 0;
-	pthread_mutex_unlock(&e->rt_mu);
-	while (list) {
-		struct mcc_engine_route *r = list;
-		list = r->next;
+	while (e->all) {
+		struct mcc_engine_route *r = e->all;
 		uint32_t refs = atomic_load_explicit(&r->refs, RLX);
-		if (refs > 1)
-			MCC_ENG_LOG(e, MCC_LOG_ERROR,
-			            "engine close: route %llu still has %u references; left open "
-			            "(the policy's fini frees it)",
-			            (unsigned long long)r->id, refs - 1);
+		if (r->open && refs)
+			MCC_ENG_LOG(e, MCC_LOG_WARN,
+			            "engine close: route %llu (%s) was still open, with %u references "
+			            "not put; reclaimed",
+			            (unsigned long long)r->id, r->path ? r->path : "binary key", refs);
+		else if (r->open)
+			MCC_ENG_LOG(e, MCC_LOG_WARN,
+			            "engine close: route %llu (%s) was still open; closed",
+			            (unsigned long long)r->id, r->path ? r->path : "binary key");
 		else
-			MCC_ENG_LOG(e, MCC_LOG_WARN, "engine close: route %llu was still open; closed",
-			            (unsigned long long)r->id);
-		mcc_engine_route_put(r);
+			MCC_ENG_LOG(e, MCC_LOG_WARN,
+			            "engine close: route %llu (%s) was closed but %u references were "
+			            "never put; reclaimed",
+			            (unsigned long long)r->id, r->path ? r->path : "binary key", refs);
+		r->open = 0;
+		atomic_store_explicit(&r->refs, 0, RLX);
+		atomic_store_explicit(&r->qrefs, 0, RLX);
+		route_free(e, r);
 	}
+	for (unsigned i = 0; i < MCC_ENG_ROUTE_GRAVE; i++) {
+		free(e->grave[i]);
+		e->grave[i] = NULL;
+	}
+	pthread_mutex_unlock(&e->rt_mu);
 }
 
 /* ----------------------------------------------------------- async routing */
 
 int mcc_engine_qp_add(mcc_engine *e, mcc_engine_route *r, uint32_t qp_num)
 {
-	if (!e || !r || r->e != e)
+	if (!e || !r)
+		return -EINVAL;
+	if (!mcc__engine_live(e) || !route_live(r))
+		return -EBADF;
+	if (r->e != e)
 		return -EINVAL;
 	int rc = 0;
 	pthread_mutex_lock(&e->rt_mu);
-	if (!r->open) {
+	if (!route_live(r)) {
+		rc = -EBADF;
+	} else if (!r->open) {
 		rc = -ESTALE;
 	} else {
 		uint64_t a = (uint64_t)(uintptr_t)r->dev;
@@ -316,7 +426,7 @@ int mcc_engine_qp_add(mcc_engine *e, mcc_engine_route *r, uint32_t qp_num)
 		if (kv) {
 			kv->p = r;
 			kv->v = atomic_load_explicit(&r->gen, RLX);
-			route_get(r);
+			atomic_fetch_add_explicit(&r->qrefs, 1, RLX);
 		}
 		pthread_mutex_unlock(&e->as_mu);
 	}
@@ -328,6 +438,8 @@ int mcc_engine_qp_remove(mcc_engine *e, mcc_device *dev, uint32_t qp_num)
 {
 	if (!e || !dev)
 		return -EINVAL;
+	if (!mcc__engine_live(e))
+		return -EBADF;
 	pthread_mutex_lock(&e->as_mu);
 	struct mcc_eng_kv **slot = mcc__eng_map_find(&e->qps, (uint64_t)(uintptr_t)dev, qp_num);
 	struct mcc_engine_route *r = *slot ? (*slot)->p : NULL;
@@ -336,13 +448,13 @@ int mcc_engine_qp_remove(mcc_engine *e, mcc_device *dev, uint32_t qp_num)
 	pthread_mutex_unlock(&e->as_mu);
 	if (!r)
 		return -ENOENT;
-	mcc_engine_route_put(r);
+	route_qunref(r);
 	return 0;
 }
 
 uint32_t mcc_engine_cq_id(mcc_engine *e, mcc_device *dev, uint64_t cq_key)
 {
-	if (!e || !dev)
+	if (!e || !dev || !mcc__engine_live(e))
 		return 0;
 	pthread_mutex_lock(&e->as_mu);
 	struct mcc_eng_kv **slot = mcc__eng_map_find(&e->cqs, (uint64_t)(uintptr_t)dev, cq_key);
@@ -358,6 +470,8 @@ int mcc_engine_cq_remove(mcc_engine *e, mcc_device *dev, uint64_t cq_key)
 {
 	if (!e || !dev)
 		return -EINVAL;
+	if (!mcc__engine_live(e))
+		return -EBADF;
 	pthread_mutex_lock(&e->as_mu);
 	struct mcc_eng_kv **slot = mcc__eng_map_find(&e->cqs, (uint64_t)(uintptr_t)dev, cq_key);
 	int rc = *slot ? 0 : -ENOENT;
@@ -372,6 +486,8 @@ int mcc_engine_async_event(mcc_engine *e, mcc_device *dev, const struct mcc_engi
 	if (!e || !dev || !in || in->struct_size < MCC_ENGINE_ASYNC_V1_0_SIZE ||
 	    in->element > MCC_ENGINE_EL_CQ)
 		return -EINVAL;
+	if (!mcc__engine_live(e))
+		return -EBADF;
 	struct mcc_async_event_v1 ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.struct_size = sizeof(ev);
@@ -387,7 +503,7 @@ int mcc_engine_async_event(mcc_engine *e, mcc_device *dev, const struct mcc_engi
 		struct mcc_eng_kv *kv = *mcc__eng_map_find(m, (uint64_t)(uintptr_t)dev, b);
 		if (kv && in->element == MCC_ENGINE_EL_QP) {
 			r = kv->p;
-			route_get(r);
+			atomic_fetch_add_explicit(&r->qrefs, 1, RLX);
 			ev.route = r->cc;
 			ev.qp_num = in->qp_num;
 			ev.generation = (uint32_t)kv->v;
@@ -407,7 +523,8 @@ int mcc_engine_async_event(mcc_engine *e, mcc_device *dev, const struct mcc_engi
 		atomic_fetch_add_explicit(&e->async_delivered, 1, RLX);
 		delivered = 1;
 	}
-	mcc_engine_route_put(r);
+	if (r)
+		route_qunref(r);
 	return delivered;
 }
 
@@ -418,6 +535,8 @@ int mcc_engine_setup_failed(mcc_engine *e, mcc_device *dev, mcc_engine_route *r,
 {
 	if (!e)
 		return -EINVAL;
+	if (!mcc__engine_live(e) || (r && (!route_live(r) || r->e != e)))
+		return -EBADF;
 	int err = error < 0 ? -error : error;
 	struct mcc_signal_v1 sig;
 	memset(&sig, 0, sizeof(sig));

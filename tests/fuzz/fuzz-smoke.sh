@@ -15,7 +15,7 @@
 set -u
 
 : "${FUZZ_CC:=clang}" "${FUZZ_TIME:=20}" "${FUZZ_RSS:=2048}"
-: "${FUZZ_TARGETS:=fuzz_config fuzz_classify fuzz_events}"
+: "${FUZZ_TARGETS:=fuzz_config fuzz_classify fuzz_events fuzz_sdk}"
 : "${FUZZ_SRCDIR:?}" "${FUZZ_OUT:?}" "${FUZZ_EXTRA:=}"
 : "${FUZZ_LIBS:=}" "${FUZZ_CPPFLAGS:=}"
 LIBMCC_CPPFLAGS="-I$FUZZ_SRCDIR/plugin_api/include -I$FUZZ_SRCDIR/plugin_api/lib -I$FUZZ_SRCDIR/plugin_api/sdk -DMCC_NULL_BUILTIN"
@@ -90,6 +90,14 @@ build_target() { # name -> 0 built, 1 failed, 2 not buildable here
 			say "$t: observe module not built; fuzzing aimd only"
 		$FUZZ_CC $CFLAGS_F -fsanitize=fuzzer $FUZZ_CPPFLAGS \
 			"$FUZZ_SRCDIR/tests/fuzz/fuzz_events.c" -o "$FUZZ_OUT/bin/$t" -ldl || return 1
+		;;
+	fuzz_sdk)
+		[ -n "$(srcs "${LIBMCC_SRCS:-}")" ] || { say "$t: libmcc sources unknown"; return 2; }
+		build_module aimd "${AIMD_SRCS:-} ${CORE_SRCS:-}" || return 1
+		# shellcheck disable=SC2046
+		$FUZZ_CC $CFLAGS_F -fsanitize=fuzzer $FUZZ_CPPFLAGS $LIBMCC_CPPFLAGS \
+			"$FUZZ_SRCDIR/tests/fuzz/fuzz_sdk.c" $(srcs "$LIBMCC_SRCS") \
+			-o "$FUZZ_OUT/bin/$t" $FUZZ_LIBS -ldl -lpthread || return 1
 		;;
 	*)
 		say "$t: unknown target"

@@ -192,6 +192,92 @@ static void test_lane_after_close(void)
 	mcc_engine_close(other);
 }
 
+static struct mcc_engine_async qp_event_dev(void);
+
+/* The policy's lane handle after its close: the core keeps the lane's
+ * memory and answers -EBADF (a host that kept the mcc_lane * of a closed
+ * lane used to write freed memory); the permit stays live and settles on
+ * an open lane. A second policy-level close is a no-op. */
+static void test_policy_lane_after_close(void)
+{
+	mcc_engine *e = open_engine(1, MCC_ENGINE_TICK_POLL);
+	const struct mcc_policy_v1 *ops = mcc_engine_ops(e);
+	mcc_device *dev = open_device(e);
+	struct mcc_route_desc_v1 rd = {sizeof(rd), 1, 0, 1, 1, "p:1@mlx5_0", 0};
+	mcc_route *route = NULL;
+	CU_ASSERT_EQUAL_FATAL(ops->route_open(mcc_engine_ctx(e), dev, &rd, &route), 0);
+	mcc_lane_ref ra, rb;
+	mcc_lane *a, *b;
+	CU_ASSERT_EQUAL_FATAL(mcc_engine_lane_open(e, MCC_LANE_POST_POLL, &ra, &a), 0);
+	CU_ASSERT_EQUAL_FATAL(mcc_engine_lane_open(e, MCC_LANE_POST_POLL, &rb, &b), 0);
+	struct mcc_permit_v1 p = MCC_PERMIT_INIT, q = MCC_PERMIT_INIT;
+	CU_ASSERT_EQUAL(ops->try_acquire(a, route, 4096, 1, NULL, &p), MCC_ADMIT);
+	CU_ASSERT_EQUAL(mcc_engine_lane_close(e, ra), 0);
+	CU_ASSERT_EQUAL(ops->try_acquire(a, route, 4096, 1, NULL, &q), -EBADF);
+	CU_ASSERT_FALSE(q.flags & MCC_PERMIT_F_LIVE);
+	CU_ASSERT_EQUAL(ops->release(a, &p, 4096, MCC_REL_NOT_POSTED), -EBADF);
+	struct mcc_completion_v1 wc = {sizeof(wc), 0, 0, 1, 0, 0, 0, 0, 0};
+	ops->on_completion(a, &p, &wc);
+	ops->poller_progress(a, dev, 1);
+	CU_ASSERT_TRUE(p.flags & MCC_PERMIT_F_LIVE); /* nothing settled on the dead lane */
+	ops->lane_close(mcc_engine_ctx(e), a);        /* closed twice: nothing */
+	ops->on_completion(b, &p, &wc);               /* an open lane settles it */
+	CU_ASSERT_FALSE(p.flags & MCC_PERMIT_F_LIVE);
+	struct mcc_domain_stats_v1 st;
+	memset(&st, 0, sizeof(st));
+	st.struct_size = sizeof(st);
+	CU_ASSERT_EQUAL(ops->domain_stats(mcc_engine_ctx(e), MCC_DOMAIN_ROUTE, route, &st), 0);
+	CU_ASSERT_EQUAL(st.inflight_bytes, 0u);
+	/* the id opened again: the old handle is that lane's memory again */
+	mcc_lane *a2;
+	CU_ASSERT_EQUAL_FATAL(mcc_engine_lane_open(e, MCC_LANE_POST_POLL, &ra, &a2), 0);
+	CU_ASSERT_PTR_EQUAL(a2, a);
+	CU_ASSERT_EQUAL(ops->try_acquire(a2, route, 4096, 1, NULL, &q), MCC_ADMIT);
+	CU_ASSERT_EQUAL(ops->release(a2, &q, 4096, MCC_REL_NOT_POSTED), 0);
+	CU_ASSERT_EQUAL(mcc_engine_lane_close(e, ra), 0);
+	CU_ASSERT_EQUAL(mcc_engine_lane_close(e, rb), 0);
+	ops->route_close(mcc_engine_ctx(e), route);
+	ops->device_close(mcc_engine_ctx(e), dev);
+	mcc_engine_close(e);
+}
+
+/* An engine used after its close: every call that can fail answers -EBADF
+ * (the open engines are looked up by address, the freed one is never
+ * read); a second close is logged and ignored. */
+static void test_engine_after_close(void)
+{
+	mcc_engine *e = open_engine(1, MCC_ENGINE_TICK_POLL);
+	mcc_device *dev = open_device(e);
+	mcc_engine_ops(e)->device_close(mcc_engine_ctx(e), dev);
+	mcc_engine_close(e);
+	mcc_engine_close(e); /* "not an open engine (closed twice ...)": ignored */
+	mcc_lane_ref lr = 1;
+	mcc_lane *lane = (mcc_lane *)1;
+	mcc_engine_route *r = (mcc_engine_route *)1;
+	struct mcc_engine_async ev = qp_event_dev();
+	struct mcc_engine_stats st;
+	memset(&st, 0, sizeof(st));
+	st.struct_size = sizeof(st);
+	CU_ASSERT_EQUAL(mcc_engine_lane_open(e, MCC_LANE_POST, &lr, &lane), -EBADF);
+	CU_ASSERT_EQUAL(lr, 0u);
+	CU_ASSERT_PTR_NULL(lane);
+	CU_ASSERT_EQUAL(mcc_engine_lane_close(e, 1), -EBADF);
+	CU_ASSERT_PTR_NULL(mcc_engine_lane_get(e, 1));
+	CU_ASSERT_EQUAL(mcc_engine_route_open(e, dev, "k", 1, 1, NULL, &r), -EBADF);
+	CU_ASSERT_PTR_NULL(r);
+	CU_ASSERT_EQUAL(mcc_engine_route_lookup(e, "k", 1, &r), -EBADF);
+	CU_ASSERT_EQUAL(mcc_engine_route_close(e, "k", 1), -EBADF);
+	CU_ASSERT_EQUAL(mcc_engine_qp_remove(e, dev, 1), -EBADF);
+	CU_ASSERT_EQUAL(mcc_engine_cq_id(e, dev, 1), 0u);
+	CU_ASSERT_EQUAL(mcc_engine_cq_remove(e, dev, 1), -EBADF);
+	CU_ASSERT_EQUAL(mcc_engine_async_event(e, dev, &ev), -EBADF);
+	CU_ASSERT_EQUAL(mcc_engine_setup_failed(e, dev, NULL, MCC_ENGINE_SETUP_CONNECT, -5, NULL),
+	                -EBADF);
+	CU_ASSERT_EQUAL(mcc_engine_batch_begin(e, 1), -EBADF);
+	CU_ASSERT_EQUAL(mcc_engine_batch_free(e, 1), -EBADF);
+	CU_ASSERT_EQUAL(mcc_engine_get_stats(e, &st), -EBADF);
+}
+
 /* ------------------------------------------------------------- tick driver */
 
 #define TICKERS 4
@@ -382,7 +468,59 @@ static void test_route_generations(void)
 	mcc_engine_close(e);
 }
 
+/* The reference rule of mcc_engine.h: each open and lookup owes one put,
+ * close gives back none; a put too many is -EBADF and changes nothing,
+ * also once the route is freed (the engine keeps its memory DEAD); a
+ * route closed without its put, or left open, is reclaimed and reported
+ * by mcc_engine_close (LeakSanitizer checks nothing is left). */
+static void test_route_reference_rule(void)
+{
+	lt_log_fini(&logbuf);
+	lt_log_init(&logbuf);
+	mcc_engine *e = open_engine(1, MCC_ENGINE_TICK_POLL);
+	mcc_device *dev = open_device(e);
+	mcc_engine_route *r, *look, *rb, *rc;
+	CU_ASSERT_EQUAL_FATAL(mcc_engine_route_open(e, dev, KEY_A, strlen(KEY_A), 1, NULL, &r),
+	                      MCC_ENGINE_ROUTE_NEW);
+	CU_ASSERT_EQUAL(mcc_engine_route_put(r), 0); /* the open's reference */
+	CU_ASSERT_EQUAL(mcc_engine_route_put(r), -EBADF);
+	CU_ASSERT_TRUE(lt_log_has(&logbuf, "holds no reference (one put too many); ignored"));
+	CU_ASSERT_EQUAL(mcc_engine_route_generation(r), 1u); /* published: alive */
+	CU_ASSERT_EQUAL(mcc_engine_route_lookup(e, KEY_A, strlen(KEY_A), &look), 0);
+	CU_ASSERT_PTR_EQUAL(look, r);
+	CU_ASSERT_EQUAL(mcc_engine_route_close(e, KEY_A, strlen(KEY_A)), 0);
+	CU_ASSERT_PTR_NOT_NULL(mcc_engine_route_cc(look)); /* referenced: alive */
+	CU_ASSERT_EQUAL(mcc_engine_route_renew(e, look, 2), -ESTALE);
+	CU_ASSERT_EQUAL(mcc_engine_route_put(look), 0); /* the last: freed */
+	CU_ASSERT_EQUAL(mcc_engine_route_put(look), -EBADF);
+	CU_ASSERT_PTR_NULL(mcc_engine_route_cc(look));
+	CU_ASSERT_EQUAL(mcc_engine_route_generation(look), 0u);
+	CU_ASSERT_EQUAL(mcc_engine_route_id(look), 0u);
+	CU_ASSERT_EQUAL(mcc_engine_route_renew(e, look, 3), -EBADF);
+	CU_ASSERT_EQUAL(mcc_engine_qp_add(e, look, 9), -EBADF);
+	CU_ASSERT_EQUAL(mcc_engine_setup_failed(e, dev, look, MCC_ENGINE_SETUP_CONNECT, -5, NULL),
+	                -EBADF);
+	/* closed without its put; and one never closed nor put */
+	CU_ASSERT_EQUAL(mcc_engine_route_open(e, dev, KEY_B, strlen(KEY_B), 1, NULL, &rb),
+	                MCC_ENGINE_ROUTE_NEW);
+	CU_ASSERT_EQUAL(mcc_engine_route_close(e, KEY_B, strlen(KEY_B)), 0);
+	CU_ASSERT_EQUAL(mcc_engine_route_open(e, dev, "c", 1, 1, NULL, &rc), MCC_ENGINE_ROUTE_NEW);
+	CU_ASSERT_EQUAL(stats_of(e).routes_open, 1u);
+	mcc_engine_close(e); /* the device goes with the policy's fini */
+	CU_ASSERT_TRUE(lt_log_has(&logbuf, "route 2 (10.0.0.3:12001@mlx5_0) was closed but 1 "
+	                                   "references were never put; reclaimed"));
+	CU_ASSERT_TRUE(lt_log_has(&logbuf, "route 3 (c) was still open, with 1 references not "
+	                                   "put; reclaimed"));
+}
+
 /* ------------------------------------------------------------------- async */
+
+static struct mcc_engine_async qp_event_dev(void)
+{
+	struct mcc_engine_async ev = {sizeof(ev), 10 /* IBV_EVENT_PORT_ERR */, MCC_ENGINE_EL_DEVICE,
+	                              1, 0, 0, 0};
+	return ev;
+}
 
 static struct mcc_engine_async qp_event(uint32_t qpn)
 {
@@ -753,10 +891,13 @@ MCC_CU_SUITE(t_init_sdk_tests, "sdk", suite_init, suite_clean,
              test_lanes_growth,
              test_lanes_exhausted,
              test_lane_after_close,
+             test_policy_lane_after_close,
+             test_engine_after_close,
              test_tick_once_per_epoch,
              test_tick_thread,
              test_no_tick_thread_when_off,
              test_route_generations,
+             test_route_reference_rule,
              test_async_torn_down,
              test_defer_parking,
              test_qos_acquire,

@@ -13,6 +13,8 @@
 #include <type_traits>
 #include <utility>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../check_cxx.h"
@@ -29,6 +31,35 @@ static_assert(std::is_nothrow_destructible<mcc::Permit>::value, "noexcept destru
 static_assert(!std::is_copy_constructible<mcc::Engine>::value, "move-only");
 static_assert(std::is_nothrow_move_constructible<mcc::Lane>::value, "movable lane");
 static_assert(!std::is_move_constructible<mcc::Permit>::value, "permit stays in place");
+
+/* Run fn in a child; true when it died of abort() having printed `needle`
+ * on stderr (the ordering rule of mcc.hpp is enforced, not undefined). */
+template <class F> static bool aborts_with(const char *needle, F fn)
+{
+	int fds[2];
+	if (pipe(fds) != 0)
+		return false;
+	std::fflush(stderr);
+	pid_t pid = fork();
+	if (pid < 0)
+		return false;
+	if (pid == 0) {
+		dup2(fds[1], 2);
+		close(fds[0]);
+		fn();
+		_exit(0); /* not reached when the rule is enforced */
+	}
+	close(fds[1]);
+	std::string err;
+	char buf[512];
+	ssize_t n;
+	while ((n = read(fds[0], buf, sizeof(buf))) > 0)
+		err.append(buf, (size_t)n);
+	close(fds[0]);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	return WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && err.find(needle) != std::string::npos;
+}
 
 int main()
 {
@@ -129,6 +160,38 @@ int main()
 		mcc::Engine other(std::move(eng));
 		CHECK(other && !eng);
 	}
+	/* the ordering rule: a Permit outliving its Lane, a Route outliving
+	 * its Engine, a Lane moved under a Permit: a message and abort() */
+	CHECK(aborts_with("mcc: fatal: mcc::Lane closed while 1 object made with it", [&] {
+		mcc::Engine eng(o);
+		mcc::Lane *lane = new mcc::Lane(eng, MCC_LANE_POST_POLL);
+		mcc::Permit p(eng, *lane);
+		delete lane; /* before p */
+	}));
+	CHECK(aborts_with("mcc: fatal: mcc::Lane moved while 1 object", [&] {
+		mcc::Engine eng(o);
+		mcc::Lane lane(eng, MCC_LANE_POST_POLL);
+		mcc::Permit p(eng, lane);
+		mcc::Lane other(std::move(lane));
+	}));
+	CHECK(aborts_with("mcc: fatal: mcc::Engine closed while 1 object made with it", [&] {
+		mcc::Engine *eng = new mcc::Engine(o);
+		mcc_device_desc_v1 dd = {sizeof(dd), 0, "mlx5_0", 1, 0, 0, 0};
+		mcc_device *dev = nullptr;
+		eng->ops()->device_open(eng->ctx(), &dd, &dev);
+		mcc::Route r;
+		mcc::Route::open(*eng, dev, "k", 1, 1, nullptr, r);
+		delete eng; /* before r */
+	}));
+	{ /* in order: nothing to say */
+		mcc::Engine eng(o);
+		mcc::Lane lane(eng, MCC_LANE_POST_POLL);
+		{
+			mcc::Permit p(eng, lane);
+		}
+		CHECK(lane.reset() == 0);
+	}
+
 	mcc::Engine none;
 	CHECK(!none && none.error() == -EINVAL);
 	mcc::Lane nolane(none, MCC_LANE_POST);
