@@ -227,6 +227,11 @@ public:
 	mcc_engine_route *get() const noexcept { return r_; }
 	mcc_route *cc() const noexcept { return r_ ? mcc_engine_route_cc(r_) : nullptr; }
 	std::uint32_t generation() const noexcept { return r_ ? mcc_engine_route_generation(r_) : 0; }
+	/* after an MCC_AVOID on this route: mcc_engine_route_avoided */
+	int avoided(const Engine &eng, std::uint64_t *retry_ns = nullptr) const noexcept
+	{
+		return r_ ? mcc_engine_route_avoided(eng.get(), r_, retry_ns) : -EINVAL;
+	}
 	std::uint64_t id() const noexcept { return r_ ? mcc_engine_route_id(r_) : 0; }
 
 private:

@@ -30,6 +30,7 @@
  *   worker:        s = mcc_engine_room_seq(eng);
  *                  d = ops->try_acquire(lane, mcc_engine_route_cc(r),
  *                                       bytes, mcc_engine_route_generation(r), ...)
+ *                  d == MCC_AVOID: mcc_engine_route_avoided(eng, r, &retry)
  *                  d == MCC_DEFER (or MCC_AVOID with no alternate rail):
  *                      leave it queued; when nothing else is postable:
  *                      mcc_engine_room_wait(eng, s, mcc_engine_retry_after_ns(eng))
@@ -216,9 +217,12 @@ typedef uint64_t mcc_lane_ref;
  * the policy's lane on it (role: enum mcc_lane_role).
  * Outputs: *ref and *lane (the handle for the hot-path calls).
  * Thread: worker construction; thread-safe.
- * Errors: -ENOSPC (MCC_ENGINE_LANES_MAX lanes open in the process),
- *   -EINVAL (NULL argument), -EBADF (not an open engine), the policy's
- *   lane_open error (the id is returned to the registry).
+ * Errors: -ENOSPC (MCC_ENGINE_LANES_MAX lanes open in the process, or
+ *   the lowest free id is not below the max_lanes the policy instance was
+ *   loaded with: mcc_loader_opts.max_lanes of the engine that loaded it;
+ *   logged with both numbers), -EINVAL (NULL argument), -EBADF (not an
+ *   open engine), the policy's lane_open error (the id is returned to the
+ *   registry).
  */
 int mcc_engine_lane_open(mcc_engine *e, uint32_t role, mcc_lane_ref *ref, mcc_lane **lane);
 
@@ -363,6 +367,27 @@ int mcc_engine_route_close(mcc_engine *e, const void *key, size_t klen);
  */
 int64_t mcc_engine_route_renew(mcc_engine *e, mcc_engine_route *r, uint64_t incarnation);
 
+/*
+ * mcc_engine_route_avoided - the engine's one duty after try_acquire
+ * answered MCC_AVOID on route r (with or without an alternate rail). The
+ * policy probes a quarantined route only on a new generation (RFC: a
+ * bounded probe on a new generation), and an engine that does not rebuild
+ * the endpoint would never give it one. So the SDK gives it: once the
+ * route's cooldown is over (the policy says PROBING) and nothing is in
+ * flight on it, the SDK renews the route's generation itself, once per
+ * quarantine (mcc_engine_route_renew with the same incarnation), and the
+ * next try_acquire on mcc_engine_route_generation(r) is the bounded probe.
+ * The policy is asked at most once per epoch per route; between, the call
+ * is a clock read and an atomic load.
+ * Outputs: *retry_ns (may be NULL): when to try the route again; 0 after a
+ *   renewal, the cooldown left while quarantined, else one epoch.
+ * Returns 1 (renewed: retry the route now), 0 (nothing to do yet).
+ * Thread: any (a worker, after a refusal: not the admission fast path).
+ * Errors: -ESTALE (r closed), -EINVAL (NULL, another engine's route),
+ *   -EBADF (a freed route, or not an open engine).
+ */
+int mcc_engine_route_avoided(mcc_engine *e, mcc_engine_route *r, uint64_t *retry_ns);
+
 /* Accessors of a referenced route (a freed one: NULL / 0).
  * Thread: any; lock-free. */
 mcc_route *mcc_engine_route_cc(const mcc_engine_route *r);        /* policy handle */
@@ -477,11 +502,15 @@ void mcc_engine_room_notify(mcc_engine *e);
  * queued and the worker parks as above; the engine's next pass over its
  * queues may then hand the group back to its own selection for another path
  * (the Mooncake adapter's reroute(), INTEGRATION.md sites 9-11). It must not
- * fail the slice and must not post it: the route is quarantined and the
- * policy admits the bounded probe itself once the cooldown expires (a tick
- * then wakes the parked worker). When every route to the peer answers
- * AVOID, the engine reports MCC_SIG_NO_USABLE_PATH once, so task queries
- * read LONG_UNAVAILABLE.
+ * fail the slice and must not post it: the route is quarantined. Every
+ * AVOID is followed by mcc_engine_route_avoided(e, r, &retry): once the
+ * cooldown has expired (a tick then wakes the parked worker), it gives the
+ * route the new generation the policy's bounded probe needs, so the next
+ * try_acquire is that probe and the route recovers by itself; the engine
+ * need not rebuild anything (an engine that does rebuild reports the new
+ * incarnation as usual, and the SDK then adds nothing). When every route
+ * to the peer answers AVOID, the engine reports MCC_SIG_NO_USABLE_PATH
+ * once, so task queries read LONG_UNAVAILABLE.
  */
 #define MCC_ENGINE_DECISION_NO_ALTERNATE(d) ((d) == MCC_AVOID ? MCC_DEFER : (d))
 

@@ -1015,6 +1015,11 @@ const char *mcc_instance_error(const mcc_instance *inst)
 	return get(inst)->error;
 }
 
+uint32_t mcc__instance_max_lanes(const mcc_instance *inst)
+{
+	return get(inst)->host.max_lanes;
+}
+
 const struct mcc_config *mcc_instance_config(const mcc_instance *inst)
 {
 	return &get(inst)->cfg;

@@ -108,6 +108,9 @@ MCC_HIDDEN int mcc__config_load(const char *ini_path, int ignore_env, struct mcc
                                 struct mcc_modkeys *mk, char *err, size_t errlen, char *warn,
                                 size_t warnlen);
 
+/* The host table's max_lanes of an instance: lane ids its policy takes. */
+MCC_HIDDEN uint32_t mcc__instance_max_lanes(const mcc_instance *inst);
+
 /* The raw value of [module.<module>] `key`, or NULL. */
 MCC_HIDDEN const char *mcc__modkeys_get(const struct mcc_modkeys *mk, const char *module,
                                         const char *key);

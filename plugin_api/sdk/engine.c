@@ -381,6 +381,19 @@ int mcc_engine_lane_open(mcc_engine *e, uint32_t role, mcc_lane_ref *ref, mcc_la
 		            MCC_ENGINE_LANES_MAX);
 		return -ENOSPC;
 	}
+	/* the policy takes ids below the max_lanes it was loaded with */
+	uint32_t cap = mcc_instance_mode(e->inst) != MCC_MODE_OFF
+	                   ? mcc__instance_max_lanes(e->inst)
+	                   : MCC_ENGINE_LANES_MAX;
+	if (id >= cap) {
+		pthread_mutex_unlock(&g_mu);
+		MCC_ENG_LOG(e, MCC_LOG_ERROR,
+		            "lane_open: lane id %u would exceed max_lanes %u of the policy instance "
+		            "(mcc_loader_opts.max_lanes of the engine that loaded it; 0 means %u "
+		            "through the SDK): close a lane or raise max_lanes",
+		            id, cap, MCC_ENGINE_LANES_MAX);
+		return -ENOSPC;
+	}
 	struct lane_slot *s = &g_lanes[id];
 	if (++s->gen == 0)
 		s->gen = 1;

@@ -35,6 +35,8 @@ struct mcc_engine_route {
 	uint64_t incarnation;   /* rt_mu */
 	_Atomic uint32_t gen;
 	uint32_t hash;
+	_Atomic uint64_t avoided_ns; /* SDK time the policy was last asked (avoided) */
+	uint64_t probe_q;       /* the quarantine count a probe generation was given for */
 	struct mcc_engine_route *next; /* bucket chain (rt_mu) */
 	char *path;             /* NUL-terminated copy of a text key, or NULL */
 	size_t klen;
@@ -336,6 +338,56 @@ int64_t mcc_engine_route_renew(mcc_engine *e, mcc_engine_route *r, uint64_t inca
 	int64_t rc = !route_live(r) ? -EBADF : r->open ? (int64_t)route_bump(e, r, incarnation)
 	                                              : -ESTALE;
 	pthread_mutex_unlock(&e->rt_mu);
+	return rc;
+}
+
+int mcc_engine_route_avoided(mcc_engine *e, mcc_engine_route *r, uint64_t *retry_ns)
+{
+	if (retry_ns)
+		*retry_ns = 0;
+	if (!e || !r)
+		return -EINVAL;
+	if (!mcc__engine_live(e) || !route_live(r))
+		return -EBADF;
+	if (r->e != e)
+		return -EINVAL;
+	uint64_t epoch = e->hub->epoch_ns, now = mcc_engine_now(e), wait = epoch;
+	struct mcc_domain_stats_v1 st;
+	memset(&st, 0, sizeof(st));
+	st.struct_size = sizeof(st);
+	int rc = 0;
+	pthread_mutex_lock(&e->rt_mu);
+	uint64_t last = atomic_load_explicit(&r->avoided_ns, RLX);
+	if (!route_live(r)) {
+		rc = -EBADF;
+	} else if (!r->open) {
+		rc = -ESTALE;
+	} else if (last && now - last < epoch) {
+		/* asked this epoch already: the answer has not changed */
+	} else {
+		atomic_store_explicit(&r->avoided_ns, now, RLX);
+		if (e->ops->domain_stats(e->ctx, MCC_DOMAIN_ROUTE, r->cc, &st) != 0) {
+			/* a policy without statistics: nothing to learn */
+		} else if (st.state == MCC_PATH_PROBING && st.inflight_bytes == 0 &&
+		           st.quarantines != r->probe_q) {
+			/* the cooldown is over and the engine gave no new generation:
+			 * the probe's, on the same incarnation */
+			r->probe_q = st.quarantines;
+			route_bump(e, r, r->incarnation);
+			wait = 0;
+			rc = 1;
+		} else if (st.state == MCC_PATH_QUARANTINED && st.cooldown_ms) {
+			wait = st.cooldown_ms * 1000000ull;
+		}
+	}
+	pthread_mutex_unlock(&e->rt_mu);
+	if (rc == 1)
+		MCC_ENG_LOG(e, MCC_LOG_INFO,
+		            "route %llu (%s): cooldown over, generation %u for the policy's probe",
+		            (unsigned long long)r->id, r->path ? r->path : "binary key",
+		            atomic_load_explicit(&r->gen, RLX));
+	if (retry_ns && rc >= 0)
+		*retry_ns = wait;
 	return rc;
 }
 

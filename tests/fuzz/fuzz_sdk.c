@@ -5,7 +5,7 @@
  * the controller off), correct use and misuse mixed: engines opened and
  * closed (twice, and used after close), lanes opened and closed (twice,
  * stale references, the policy's lane handle after its close), routes
- * opened, looked up, renewed, closed and put (a put too many, calls on a
+ * opened, looked up, renewed, avoided, closed and put (a put too many, calls on a
  * freed route), QPs added and removed, async events, admissions on any
  * lane, ticks, batches, set-up failures and statistics of any struct size.
  *
@@ -489,6 +489,27 @@ static void route_renew(int i, uint64_t inc)
 	}
 }
 
+static void route_avoided(int i)
+{
+	if (!rt_touchable(i))
+		return;
+	struct rt *x = &R[i];
+	uint64_t retry = 7;
+	int rc = mcc_engine_route_avoided(E[x->eng].e, x->r, &retry);
+	tr("route_avoided(rt %d) = %d, retry %llu", i, rc, (unsigned long long)retry);
+	if (x->freed) {
+		EXPECT(rc, -EBADF, "avoided freed");
+	} else if (!x->published) {
+		EXPECT(rc, -ESTALE, "avoided closed");
+	} else {
+		MCC_FUZZ_CHECK(rc == 0 || rc == 1, "route_avoided = %d", rc);
+		MCC_FUZZ_CHECK(rc == 0 ? retry > 0 : retry == 0, "retry %llu", (unsigned long long)retry);
+		if (rc == 1) /* the SDK gave the policy's probe a generation */
+			x->gen++;
+		EXPECT(mcc_engine_route_generation(x->r), x->gen, "generation");
+	}
+}
+
 static void qp_add(int i, int q)
 {
 	if (!rt_touchable(i))
@@ -779,7 +800,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			route_put(b % NRT);
 			break;
 		case 11:
-			route_renew(b % NRT, (uint64_t)a << 8);
+			if (a & 1)
+				route_avoided(b % NRT);
+			else
+				route_renew(b % NRT, (uint64_t)a << 8);
 			break;
 		case 12:
 			if (a & 2)

@@ -513,6 +513,150 @@ static void test_route_reference_rule(void)
 	                                   "put; reclaimed"));
 }
 
+/* A worker's admission loop over one route, advancing the injected clock
+ * 10 ms per refused round and ticking, for `rounds` rounds. `follow`: after
+ * an AVOID it does what mcc_engine.h says (mcc_engine_route_avoided, then
+ * waits the hint), else it only waits (the header before this rule). */
+static void worker_rounds(mcc_engine *e, mcc_lane *lane, mcc_engine_route *r, int follow,
+                          unsigned rounds, unsigned *admits, unsigned *avoids)
+{
+	const struct mcc_policy_v1 *ops = mcc_engine_ops(e);
+	for (unsigned i = 0; i < rounds; i++) {
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
+		int d = ops->try_acquire(lane, mcc_engine_route_cc(r), 4096,
+		                         mcc_engine_route_generation(r), NULL, &p);
+		uint64_t wait = 10 * MS;
+		if (d == MCC_ADMIT) {
+			(*admits)++;
+			struct mcc_completion_v1 wc = {sizeof(wc), 0, 0, p.generation, 0, 0, 0, 1, 0};
+			ops->on_completion(lane, &p, &wc);
+		} else if (d == MCC_AVOID) {
+			(*avoids)++;
+			uint64_t retry = 0;
+			if (follow && mcc_engine_route_avoided(e, r, &retry) == 1)
+				wait = 0; /* retry now: the next try is the probe */
+		}
+		atomic_fetch_add(&fake_ns, wait);
+		mcc_engine_tick_if_due(e, mcc_engine_now(e));
+	}
+}
+
+/* A route quarantined by hard errors, on an engine that never rebuilds its
+ * endpoint: the policy probes only a new generation, so a worker that just
+ * waits out the cooldown stalls (every try an AVOID); one that follows the
+ * header (AVOID -> mcc_engine_route_avoided) gets the probe from the SDK
+ * once the cooldown is over and the route recovers by itself. */
+static void test_probe_after_cooldown(void)
+{
+	atomic_store(&fake_ns, 20000 * MS);
+	mcc_engine *e = open_engine(1, MCC_ENGINE_TICK_POLL);
+	const struct mcc_policy_v1 *ops = mcc_engine_ops(e);
+	mcc_device *dev = open_device(e);
+	mcc_engine_route *r;
+	CU_ASSERT_EQUAL_FATAL(mcc_engine_route_open(e, dev, KEY_A, strlen(KEY_A), 1, NULL, &r),
+	                      MCC_ENGINE_ROUTE_NEW);
+	mcc_lane_ref lr;
+	mcc_lane *lane;
+	CU_ASSERT_EQUAL_FATAL(mcc_engine_lane_open(e, MCC_LANE_POST_POLL, &lr, &lane), 0);
+	for (int i = 0; i < 3; i++) { /* hard_error_threshold timeouts */
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
+		CU_ASSERT_EQUAL(ops->try_acquire(lane, mcc_engine_route_cc(r), 4096, 1, NULL, &p),
+		                MCC_ADMIT);
+		struct mcc_completion_v1 wc = {sizeof(wc), 12 /* RETRY_EXC_ERR */, 0, 1, 0, 0, 0, 1, 0};
+		ops->on_completion(lane, &p, &wc);
+	}
+	atomic_fetch_add(&fake_ns, 2 * MS);
+	mcc_engine_tick_if_due(e, mcc_engine_now(e));
+	struct mcc_domain_stats_v1 st;
+	memset(&st, 0, sizeof(st));
+	st.struct_size = sizeof(st);
+	CU_ASSERT_EQUAL(ops->domain_stats(mcc_engine_ctx(e), MCC_DOMAIN_ROUTE,
+	                                  mcc_engine_route_cc(r), &st), 0);
+	CU_ASSERT_EQUAL_FATAL(st.state, MCC_PATH_QUARANTINED);
+	unsigned admits = 0, avoids = 0;
+	/* 4 s, four cooldowns: waiting alone never recovers */
+	worker_rounds(e, lane, r, 0, 400, &admits, &avoids);
+	CU_ASSERT_EQUAL(admits, 0u);
+	CU_ASSERT_EQUAL(avoids, 400u);
+	uint64_t retry = 1;
+	CU_ASSERT_EQUAL(mcc_engine_route_avoided(e, r, &retry), 1); /* PROBING: renewed */
+	CU_ASSERT_EQUAL(retry, 0u);
+	CU_ASSERT_EQUAL(mcc_engine_route_generation(r), 2u);
+	CU_ASSERT_EQUAL(mcc_engine_route_avoided(e, r, &retry), 0); /* asked this epoch */
+	CU_ASSERT_EQUAL(retry, EPOCH_NS);
+	CU_ASSERT_TRUE(lt_log_has(&logbuf, "cooldown over, generation 2 for the policy's probe"));
+	admits = avoids = 0;
+	worker_rounds(e, lane, r, 1, 50, &admits, &avoids);
+	CU_ASSERT_EQUAL(admits, 50u); /* the probes, then the recovered route */
+	CU_ASSERT_EQUAL(avoids, 0u);
+	CU_ASSERT_EQUAL(ops->domain_stats(mcc_engine_ctx(e), MCC_DOMAIN_ROUTE,
+	                                  mcc_engine_route_cc(r), &st), 0);
+	CU_ASSERT_EQUAL(st.state, MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(mcc_engine_route_generation(r), 2u); /* once per quarantine */
+	/* quarantined again: the worker that follows the header alone, from the
+	 * first AVOID, recovers within the cooldown and a few epochs */
+	for (int i = 0; i < 3; i++) {
+		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
+		CU_ASSERT_EQUAL(ops->try_acquire(lane, mcc_engine_route_cc(r), 4096, 2, NULL, &p),
+		                MCC_ADMIT);
+		struct mcc_completion_v1 wc = {sizeof(wc), 12, 0, 2, 0, 0, 0, 1, 0};
+		ops->on_completion(lane, &p, &wc);
+	}
+	atomic_fetch_add(&fake_ns, 2 * MS);
+	mcc_engine_tick_if_due(e, mcc_engine_now(e));
+	admits = avoids = 0;
+	worker_rounds(e, lane, r, 1, 400, &admits, &avoids);
+	/* the cooldown (a flap within flap_window: 2 s, 200 rounds), then a
+	 * round or two until the tick that starts PROBING */
+	CU_ASSERT_TRUE(avoids >= 200u && avoids <= 203u);
+	CU_ASSERT_TRUE(admits >= 400u - avoids - 2u);
+	CU_ASSERT_EQUAL(mcc_engine_route_generation(r), 3u);
+	CU_ASSERT_EQUAL(ops->domain_stats(mcc_engine_ctx(e), MCC_DOMAIN_ROUTE,
+	                                  mcc_engine_route_cc(r), &st), 0);
+	CU_ASSERT_EQUAL(st.state, MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(st.quarantines, 2u);
+	/* misuse */
+	CU_ASSERT_EQUAL(mcc_engine_route_avoided(e, NULL, &retry), -EINVAL);
+	CU_ASSERT_EQUAL(mcc_engine_lane_close(e, lr), 0);
+	CU_ASSERT_EQUAL(mcc_engine_route_close(e, KEY_A, strlen(KEY_A)), 0);
+	CU_ASSERT_EQUAL(mcc_engine_route_avoided(e, r, &retry), -ESTALE);
+	CU_ASSERT_EQUAL(mcc_engine_route_put(r), 0);
+	CU_ASSERT_EQUAL(mcc_engine_route_avoided(e, r, &retry), -EBADF);
+	ops->device_close(mcc_engine_ctx(e), dev);
+	mcc_engine_close(e);
+}
+
+/* Past the max_lanes the instance was loaded with: a clear message. */
+static void test_lanes_past_max_lanes(void)
+{
+	lt_log_fini(&logbuf);
+	lt_log_init(&logbuf);
+	struct mcc_loader_opts lo;
+	lt_opts(&lo, &logbuf, ini_enforce);
+	lo.module_dir = lt_module_dir();
+	lo.max_lanes = 2;
+	struct mcc_engine_opts o = {sizeof(o), MCC_ENGINE_TICK_POLL, &lo, fake_clock, NULL};
+	mcc_engine *e = NULL;
+	CU_ASSERT_EQUAL_FATAL(mcc_engine_open(&o, &e), 0);
+	mcc_lane_ref r[3];
+	mcc_lane *l;
+	CU_ASSERT_EQUAL(mcc_engine_lane_open(e, MCC_LANE_POST, &r[0], &l), 0);
+	CU_ASSERT_EQUAL(mcc_engine_lane_open(e, MCC_LANE_POST, &r[1], &l), 0);
+	CU_ASSERT_EQUAL(mcc_engine_lane_open(e, MCC_LANE_POST, &r[2], &l), -ENOSPC);
+	CU_ASSERT_PTR_NULL(l);
+	CU_ASSERT_TRUE(lt_log_has(&logbuf, "lane_open: lane id 2 would exceed max_lanes 2 of the "
+	                                   "policy instance"));
+	CU_ASSERT_EQUAL(mcc_engine_lane_close(e, r[0]), 0);
+	CU_ASSERT_EQUAL(mcc_engine_lane_open(e, MCC_LANE_POST, &r[2], &l), 0); /* room again */
+	CU_ASSERT_EQUAL(mcc_engine_lane_close(e, r[1]), 0);
+	CU_ASSERT_EQUAL(mcc_engine_lane_close(e, r[2]), 0);
+	/* the core says the same to a host without the SDK */
+	struct mcc_lane_desc_v1 ld = {sizeof(ld), 5, MCC_LANE_POST, 0};
+	CU_ASSERT_EQUAL(mcc_engine_ops(e)->lane_open(mcc_engine_ctx(e), &ld, &l), -EINVAL);
+	CU_ASSERT_TRUE(lt_log_has(&logbuf, "lane id 5 refused: this instance holds lanes 0..1"));
+	mcc_engine_close(e);
+}
+
 /* ------------------------------------------------------------------- async */
 
 static struct mcc_engine_async qp_event_dev(void)
@@ -898,6 +1042,8 @@ MCC_CU_SUITE(t_init_sdk_tests, "sdk", suite_init, suite_clean,
              test_no_tick_thread_when_off,
              test_route_generations,
              test_route_reference_rule,
+             test_probe_after_cooldown,
+             test_lanes_past_max_lanes,
              test_async_torn_down,
              test_defer_parking,
              test_qos_acquire,

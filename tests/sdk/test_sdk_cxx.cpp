@@ -113,6 +113,8 @@ int main()
 			CHECK(mcc::Route::open(eng, dev, key.data(), key.size(), 2, nullptr, again) ==
 			      MCC_ENGINE_ROUTE_RENEWED);
 			CHECK(r.generation() == 2);
+			std::uint64_t retry = 0;
+			CHECK(r.avoided(eng, &retry) == 0 && retry > 0); /* healthy: nothing to do */
 			{
 				mcc::Permit p(eng, moved);
 				CHECK(p.acquire(r, 4096) == MCC_ADMIT);

@@ -643,8 +643,15 @@ void Pool::mark_refusal(Route *rt, int d) noexcept
 	ds = st;
 	bool rok = ops_->domain_stats(ctx_, MCC_DOMAIN_ROUTE, mcc_engine_route_cc(rt->r), &st) == 0;
 	bool dok = ops_->domain_stats(ctx_, MCC_DOMAIN_DEVICE, dev_, &ds) == 0;
-	if (d == MCC_AVOID && rok && st.cooldown_ms)
-		rt->quiet_until = now + st.cooldown_ms * 1000000ull; /* nothing to ask before */
+	if (d == MCC_AVOID) { /* quarantined (mcc_engine.h: the engine's one duty) */
+		std::uint64_t retry = 0;
+		if (mcc_engine_route_avoided(e_, rt->r, &retry) == 1) {
+			rt->refused_until = 0; /* the cooldown is over: the next try is the probe */
+			rt->quiet_until = 0;
+		} else if (retry > epoch) {
+			rt->quiet_until = now + retry; /* nothing to ask before */
+		}
+	}
 	/* held near the floor: its completions read as queueing (gray loss, a
 	 * sick NIC), or it is SUSPECT; not merely full at a large window */
 	/* (a policy whose windows never leave the floor holds nothing there) */
