@@ -44,11 +44,11 @@
  * every use: a call with an engine that is closed (or was never opened)
  * returns -EBADF from every call that can fail; mcc_engine_close of such
  * a pointer logs an error and does nothing. The calls that take no lock
- * (mcc_engine_tick_if_due, _retry_after_ns, _room_seq, _room_wait,
- * _room_notify, _instance, _ops, _ctx) cannot look the engine up: given
- * one they can tell is not open they print "mcc: fatal: <call>: ... is not
- * an open engine" and abort(); after the engine's memory is reused they
- * may not tell (using an engine after its close is then undefined). Lane
+ * (mcc_engine_try_acquire_qos, _qos, _tick_if_due, _retry_after_ns,
+ * _room_seq, _room_wait, _room_notify, _instance, _ops, _ctx) cannot look
+ * the engine up: given one they can tell is not open they print
+ * "mcc: fatal: <call>: ... is not an open engine" and abort(); after the
+ * engine's memory is reused they may not tell (using an engine after its close is then undefined). Lane
  * references carry a generation (-ESTALE after close); routes follow the
  * reference rule below (-EBADF for a put or call too many). The policy's
  * own handles are the module's: the core answers a closed lane's
@@ -62,7 +62,7 @@
  * the struct's first released size (its *_V1_0_SIZE) is -EINVAL and nothing
  * of it is read; a larger one (a later release) is read up to what this
  * library knows. Nothing here is on the policy's hot path except
- * mcc_engine_try_acquire_qos (one load and one indirect call),
+ * mcc_engine_try_acquire_qos (two loads and one indirect call),
  * mcc_engine_tick_if_due (one atomic load when not due),
  * mcc_engine_room_seq (one atomic load) and mcc_engine_room_notify (one
  * atomic add and one load; a system call only when a worker is parked).

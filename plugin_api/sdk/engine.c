@@ -315,7 +315,7 @@ void mcc_engine_close(mcc_engine *e)
 		*pp = e->reg_next;
 	pthread_mutex_unlock(&g_mu);
 	if (!pp) {
-		log_stderr(NULL, MCC_LOG_ERROR,
+		mcc__log_stderr(NULL, MCC_LOG_ERROR,
 		           "mcc_engine_close: %p is not an open engine (closed twice, or never "
 		           "opened); ignored",
 		           (void *)e);
@@ -536,6 +536,7 @@ int mcc_engine_try_acquire_qos(const mcc_engine *e, mcc_lane *lane, mcc_route *r
                                const struct mcc_task_ref_v1 *task, uint32_t qos_class,
                                struct mcc_permit_v1 *permit)
 {
+	mcc__engine_check_fast(e, "mcc_engine_try_acquire_qos");
 	if (!e->qos) /* one class: the call of an engine without QoS */
 		return e->ops->try_acquire(lane, route, bytes, generation, task, permit);
 	return e->ops->try_acquire_qos(lane, route, bytes, generation, task, qos_class, permit);
@@ -543,6 +544,7 @@ int mcc_engine_try_acquire_qos(const mcc_engine *e, mcc_lane *lane, mcc_route *r
 
 int mcc_engine_qos(const mcc_engine *e)
 {
+	mcc__engine_check_fast(e, "mcc_engine_qos");
 	return e->qos;
 }
 
