@@ -475,7 +475,6 @@ static void test_query_avoid_resolved_by_any_later_success(void)
 	CU_ASSERT_EQUAL(th_query(f.h, 40, 1, 0, &d), MCC_TASK_NORMAL);
 	CU_ASSERT_EQUAL(d.resolved, 1);
 	/* a later AVOID of the slice is evidence again */
-	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 40, 1, 1, &p), MCC_AVOID);
 	CU_ASSERT_EQUAL(th_query(f.h, 40, 1, MCC_TASKQ_SEEN_SUCCESS, NULL),
 	                MCC_TASK_LONG_UNAVAILABLE);
