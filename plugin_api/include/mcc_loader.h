@@ -13,7 +13,7 @@
  * Configuration precedence, lowest to highest:
  *   1. built-in defaults (mcc_config_defaults());
  *   2. the ini file: opts.ini_path, else $MC_ADAPTIVE_CC_CONFIG (the value
- *      "none": no file), else the installed $(sysconfdir)/mcc/mcc.ini when
+ *      "none": no file), else the installed SYSCONFDIR/mcc/mcc.ini when
  *      it exists (mcc.ini(5) names the path of an installation), else none;
  *   3. MC_ADAPTIVE_CC_* environment variables, one per RFC parameter.
  * The merged result is validated as a whole; any error leaves the controller
@@ -64,7 +64,7 @@ struct mcc_loader_opts {
 	                                              * (error, warn, info, debug;
 	                                              * default warn) */
 	void *log_arg;
-	const char *module_dir;     /* NULL: $MC_ADAPTIVE_CC_MODULE_DIR, else $(pkglibdir) */
+	const char *module_dir;     /* NULL: $MC_ADAPTIVE_CC_MODULE_DIR, else PKGLIBDIR (installed modules) */
 	int ignore_env;             /* non-zero: do not read MC_ADAPTIVE_CC_* (tests) */
 	int reserved0;
 };

@@ -9,7 +9,7 @@
 # configuration when nothing names another, and it passes.
 # Environment (set by the installcheck-mcc-loader rule): CC, SAN_CFLAGS,
 # PKG_CONFIG, DESTDIR, pkgconfigdir, libdir, pkglibdir, sysconfdir, bindir,
-# mandir.
+# mandir, includedir, pkgdatadir.
 set -u
 : "${PKG_CONFIG:=pkg-config}"
 : "${CC:=cc}"
@@ -82,13 +82,19 @@ LD_LIBRARY_PATH="${DESTDIR:-}$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 	"$scratch/prog" "$scratch/ini" "${DESTDIR:-}$sysconfdir/mcc/mcc.ini" || exit 1
 
 fail=0
-# Installed text names real directories.
+# Installed text names real directories: the pages and the ini, and every
+# other text file the package installs (headers, the CMake and pkg-config
+# files, the Mooncake adapter and its guide).
 for f in "${DESTDIR:-}$sysconfdir/mcc/mcc.ini" "${DESTDIR:-}$mandir/man1/mcc.1" \
-	"${DESTDIR:-}$mandir/man5/mcc.ini.5" "${DESTDIR:-}$mandir/man7/mcc_policy_v1.7"; do
-	if ! test -r "$f"; then
-		echo "FAIL: $f is not installed"
-		fail=1
-	elif grep -n '\$(' "$f"; then
+	"${DESTDIR:-}$mandir/man5/mcc.ini.5" "${DESTDIR:-}$mandir/man7/mcc_policy_v1.7" \
+	"${DESTDIR:-}$pkgconfigdir/mcc.pc" "${DESTDIR:-}$libdir/cmake/mcc/mcc-config.cmake" \
+	"${DESTDIR:-}$includedir/mcc/mcc_engine.h" "${DESTDIR:-}$pkgdatadir/mooncake/INTEGRATION.md"; do
+	test -r "$f" || { echo "FAIL: $f is not installed"; fail=1; }
+done
+for f in $(find "${DESTDIR:-}$sysconfdir/mcc" "${DESTDIR:-}$mandir" "${DESTDIR:-}$pkgconfigdir/mcc.pc" \
+	"${DESTDIR:-}$libdir/cmake/mcc" "${DESTDIR:-}$includedir/mcc" "${DESTDIR:-}$pkgdatadir" \
+	-type f -name '*mcc*' -o -type f -path '*/mcc/*'); do
+	if grep -Iq . "$f" && grep -n '\$(' "$f"; then
 		echo "FAIL: $f: a make variable is left in an installed file"
 		fail=1
 	fi
