@@ -1026,6 +1026,18 @@ static unsigned blame(const struct load_ctx *lc, unsigned a, unsigned b)
 	return oa->line >= ob->line ? a : b;
 }
 
+/* Two bounds out of order (lo > hi): the key of the two set last (blame)
+ * is reported, against the other's value. */
+static void report_order(struct load_ctx *lc, unsigned lo_k, unsigned long long lo,
+                         const char *lo_name, unsigned hi_k, unsigned long long hi,
+                         const char *hi_name)
+{
+	if (blame(lc, lo_k, hi_k) == lo_k)
+		report_key(lc, lo_k, "%llu exceeds %s (%llu)", lo, hi_name, hi);
+	else
+		report_key(lc, hi_k, "%llu is below %s (%llu)", hi, lo_name, lo);
+}
+
 static void validate(struct load_ctx *lc)
 {
 	const struct mcc_config_v1 *p = &lc->cfg->policy;
@@ -1034,38 +1046,20 @@ static void validate(struct load_ctx *lc)
 	if (lc->stop)
 		return;
 	if (p->min_window_bytes > p->max_window_bytes) {
-		k = blame(lc, K_MIN_WINDOW_BYTES, K_MAX_WINDOW_BYTES);
-		if (k == K_MIN_WINDOW_BYTES)
-			report_key(lc, k, "%llu exceeds max_window_bytes (%llu)",
-			           (unsigned long long)p->min_window_bytes,
-			           (unsigned long long)p->max_window_bytes);
-		else
-			report_key(lc, k, "%llu is below min_window_bytes (%llu)",
-			           (unsigned long long)p->max_window_bytes,
-			           (unsigned long long)p->min_window_bytes);
+		report_order(lc, K_MIN_WINDOW_BYTES, p->min_window_bytes, "min_window_bytes",
+		             K_MAX_WINDOW_BYTES, p->max_window_bytes, "max_window_bytes");
 		return;
 	}
 	if (lc->org[K_PROBE_WINDOW_BYTES].kind != ORG_DEFAULT &&
 	    p->probe_window_bytes > p->min_window_bytes) {
-		k = blame(lc, K_PROBE_WINDOW_BYTES, K_MIN_WINDOW_BYTES);
-		if (k == K_PROBE_WINDOW_BYTES)
-			report_key(lc, k, "%llu exceeds min_window_bytes (%llu)",
-			           (unsigned long long)p->probe_window_bytes,
-			           (unsigned long long)p->min_window_bytes);
-		else
-			report_key(lc, k, "%llu is below the configured probe_window_bytes (%llu)",
-			           (unsigned long long)p->min_window_bytes,
-			           (unsigned long long)p->probe_window_bytes);
+		report_order(lc, K_PROBE_WINDOW_BYTES, p->probe_window_bytes,
+		             "the configured probe_window_bytes", K_MIN_WINDOW_BYTES, p->min_window_bytes,
+		             "min_window_bytes");
 		return;
 	}
 	if (p->cooldown_ms > p->cooldown_max_ms) {
-		k = blame(lc, K_COOLDOWN_MS, K_COOLDOWN_MAX_MS);
-		if (k == K_COOLDOWN_MS)
-			report_key(lc, k, "%u exceeds cooldown_max_ms (%u)", p->cooldown_ms,
-			           p->cooldown_max_ms);
-		else
-			report_key(lc, k, "%u is below cooldown_ms (%u)", p->cooldown_max_ms,
-			           p->cooldown_ms);
+		report_order(lc, K_COOLDOWN_MS, p->cooldown_ms, "cooldown_ms", K_COOLDOWN_MAX_MS,
+		             p->cooldown_max_ms, "cooldown_max_ms");
 		return;
 	}
 	if (lc->cfg->tent_cc_plugin_enabled && p->mode != MCC_MODE_OFF) {
@@ -1239,12 +1233,31 @@ int mcc__config_load(const char *ini_path, int ignore_env, struct mcc_config *cf
 	return config_load(ini_path, ignore_env, cfg, mk, err, errlen, warn, warnlen, NULL);
 }
 
+/* config_load for a public call (`who` names it in an out-of-memory
+ * error): the module keys, which it does not return, on the heap; with
+ * `ex`, its warning and provenance. */
+static int load_public(const char *who, const char *ini_path, int ignore_env,
+                       struct mcc_config *cfg, char *errbuf, size_t errlen,
+                       struct mcc_config_provenance *ex)
+{
+	struct mcc_modkeys *mk = calloc(1, sizeof(*mk));
+	int rc;
+
+	if (!mk) {
+		mcc_config_defaults(cfg);
+		if (errbuf && errlen)
+			snprintf(errbuf, errlen, "%s: out of memory", who);
+		return -ENOMEM;
+	}
+	rc = config_load(ini_path, ignore_env, cfg, mk, errbuf, errlen, ex ? ex->warning : NULL,
+	                 ex ? sizeof(ex->warning) : 0, ex);
+	free(mk);
+	return rc;
+}
+
 int mcc_config_explain(const char *ini_path, int ignore_env, struct mcc_config *cfg,
                        struct mcc_config_provenance *ex, char *errbuf, size_t errlen)
 {
-	struct mcc_modkeys *mk;
-	int rc;
-
 	if (errbuf && errlen)
 		errbuf[0] = '\0';
 	if (!cfg || !ex || ex->struct_size < sizeof(*ex)) {
@@ -1255,25 +1268,12 @@ int mcc_config_explain(const char *ini_path, int ignore_env, struct mcc_config *
 		return -EINVAL;
 	}
 	memset((char *)ex + sizeof(ex->struct_size), 0, sizeof(*ex) - sizeof(ex->struct_size));
-	mk = calloc(1, sizeof(*mk));
-	if (!mk) {
-		mcc_config_defaults(cfg);
-		if (errbuf && errlen)
-			snprintf(errbuf, errlen, "mcc_config_explain: out of memory");
-		return -ENOMEM;
-	}
-	rc = config_load(ini_path, ignore_env, cfg, mk, errbuf, errlen, ex->warning,
-	                 sizeof(ex->warning), ex);
-	free(mk);
-	return rc;
+	return load_public("mcc_config_explain", ini_path, ignore_env, cfg, errbuf, errlen, ex);
 }
 
 int mcc_config_load(const char *ini_path, int ignore_env, struct mcc_config *cfg, char *errbuf,
                     size_t errlen)
 {
-	struct mcc_modkeys *mk;
-	int rc;
-
 	if (errbuf && errlen)
 		errbuf[0] = '\0';
 	if (!cfg) {
@@ -1281,16 +1281,7 @@ int mcc_config_load(const char *ini_path, int ignore_env, struct mcc_config *cfg
 			snprintf(errbuf, errlen, "mcc_config_load: cfg is NULL");
 		return -EINVAL;
 	}
-	mk = calloc(1, sizeof(*mk));
-	if (!mk) {
-		mcc_config_defaults(cfg);
-		if (errbuf && errlen)
-			snprintf(errbuf, errlen, "mcc_config_load: out of memory");
-		return -ENOMEM;
-	}
-	rc = mcc__config_load(ini_path, ignore_env, cfg, mk, errbuf, errlen, NULL, 0);
-	free(mk);
-	return rc;
+	return load_public("mcc_config_load", ini_path, ignore_env, cfg, errbuf, errlen, NULL);
 }
 
 int mcc_config_module_path(const struct mcc_config *cfg, char *path, size_t len)

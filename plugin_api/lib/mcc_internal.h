@@ -13,19 +13,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(__GNUC__)
-#pragma GCC visibility push(default)
-#endif
-#include "mcc_loader.h"
-#if defined(__GNUC__)
-#pragma GCC visibility pop
-#endif
-
+/* MCC_EXPORTED_BEGIN / _END go around the include of an installed header
+ * whose declarations libmcc exports (everything else is hidden). */
 #if defined(__GNUC__)
 #define MCC_HIDDEN __attribute__((visibility("hidden")))
+#define MCC_EXPORTED_BEGIN _Pragma("GCC visibility push(default)")
+#define MCC_EXPORTED_END _Pragma("GCC visibility pop")
 #else
 #define MCC_HIDDEN
+#define MCC_EXPORTED_BEGIN
+#define MCC_EXPORTED_END
 #endif
+
+MCC_EXPORTED_BEGIN
+#include "mcc_loader.h"
+MCC_EXPORTED_END
 
 /* A module short name, and a descriptor's name: [a-z0-9_-]{1,32}. (inih keeps
  * section names to 49 characters, so "module.<name>" must fit in that.) */

@@ -193,20 +193,17 @@ static int check_copy(const char *path, const struct layout *l, struct mcc_stat_
 		return fail(-EINVAL, err, errlen,
 		            "%s: corrupt header: %u devices and %u routes in %u and %u slots", path,
 		            h->device_count, h->route_count, l->device_cap, l->route_cap);
-	for (uint32_t i = 0; i < h->device_count; i++)
-		if (s->devices[i].publish != h->publish)
+	/* the devices' records, then the routes' */
+	for (uint32_t n = 0; n < h->device_count + h->route_count; n++) {
+		int dev = n < h->device_count;
+		uint32_t i = dev ? n : n - h->device_count;
+		uint64_t publish = dev ? s->devices[i].publish : s->routes[i].publish;
+		if (publish != h->publish)
 			return fail(-EINVAL, err, errlen,
-			            "%s: corrupt record: device %u carries publish %llu, the header "
-			            "%llu",
-			            path, i, (unsigned long long)s->devices[i].publish,
+			            "%s: corrupt record: %s %u carries publish %llu, the header %llu",
+			            path, dev ? "device" : "route", i, (unsigned long long)publish,
 			            (unsigned long long)h->publish);
-	for (uint32_t i = 0; i < h->route_count; i++)
-		if (s->routes[i].publish != h->publish)
-			return fail(-EINVAL, err, errlen,
-			            "%s: corrupt record: route %u carries publish %llu, the header "
-			            "%llu",
-			            path, i, (unsigned long long)s->routes[i].publish,
-			            (unsigned long long)h->publish);
+	}
 	/* text fields are NUL-terminated whatever the file holds */
 	h->engine[sizeof(h->engine) - 1] = '\0';
 	h->module[sizeof(h->module) - 1] = '\0';

@@ -8,13 +8,9 @@
 #define MCC_STAT_FILE_H
 
 #include "mcc_internal.h"
-#if defined(__GNUC__)
-#pragma GCC visibility push(default)
-#endif
+MCC_EXPORTED_BEGIN
 #include "mcc_stat.h"
-#if defined(__GNUC__)
-#pragma GCC visibility pop
-#endif
+MCC_EXPORTED_END
 
 /* Bounds of one file (a larger engine is published truncated, flagged). */
 #define MCC_STAT_DEVICES_MAX 4096u

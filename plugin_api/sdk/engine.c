@@ -587,7 +587,10 @@ int mcc_engine_room_wait(mcc_engine *e, uint32_t seq, uint64_t timeout_ns)
 
 /* ----------------------------------------------------------------- batches */
 
-int mcc_engine_batch_begin(mcc_engine *e, uint64_t batch_id)
+/* batch_begin (begin = 1) and batch_free (begin = 0): the live-batch map
+ * under b_mu, the module told of a batch that ends, a misuse counted and
+ * logged. */
+static int batch_update(mcc_engine *e, uint64_t batch_id, int begin)
 {
 	if (!e)
 		return -EINVAL;
@@ -596,32 +599,15 @@ int mcc_engine_batch_begin(mcc_engine *e, uint64_t batch_id)
 	pthread_mutex_lock(&e->b_mu);
 	struct mcc_eng_kv **slot = mcc__eng_map_find(&e->batches, batch_id, 0);
 	int rc = 0;
-	if (*slot) {
+	if (begin && *slot) {
 		/* the previous free was missed: its evidence must not attach here */
 		e->ops->batch_free(e->ctx, batch_id);
 		atomic_fetch_add_explicit(&e->batch_reused, 1, RLX);
 		rc = -EEXIST;
-	} else if (!mcc__eng_map_insert(slot, batch_id, 0)) {
-		rc = -ENOMEM;
-	}
-	pthread_mutex_unlock(&e->b_mu);
-	if (rc == -EEXIST)
-		MCC_ENG_LOG(e, MCC_LOG_WARN,
-		            "batch 0x%llx begun again without a free: its old evidence was dropped",
-		            (unsigned long long)batch_id);
-	return rc;
-}
-
-int mcc_engine_batch_free(mcc_engine *e, uint64_t batch_id)
-{
-	if (!e)
-		return -EINVAL;
-	if (!mcc__engine_live(e))
-		return -EBADF;
-	pthread_mutex_lock(&e->b_mu);
-	struct mcc_eng_kv **slot = mcc__eng_map_find(&e->batches, batch_id, 0);
-	int rc = 0;
-	if (*slot) {
+	} else if (begin) {
+		if (!mcc__eng_map_insert(slot, batch_id, 0))
+			rc = -ENOMEM;
+	} else if (*slot) {
 		mcc__eng_map_erase(slot);
 		e->ops->batch_free(e->ctx, batch_id);
 	} else {
@@ -629,11 +615,25 @@ int mcc_engine_batch_free(mcc_engine *e, uint64_t batch_id)
 		rc = -ENOENT;
 	}
 	pthread_mutex_unlock(&e->b_mu);
-	if (rc)
+	if (rc == -EEXIST)
+		MCC_ENG_LOG(e, MCC_LOG_WARN,
+		            "batch 0x%llx begun again without a free: its old evidence was dropped",
+		            (unsigned long long)batch_id);
+	else if (rc == -ENOENT)
 		MCC_ENG_LOG(e, MCC_LOG_WARN,
 		            "batch_free: batch 0x%llx is not live (freed twice or never begun); ignored",
 		            (unsigned long long)batch_id);
 	return rc;
+}
+
+int mcc_engine_batch_begin(mcc_engine *e, uint64_t batch_id)
+{
+	return batch_update(e, batch_id, 1);
+}
+
+int mcc_engine_batch_free(mcc_engine *e, uint64_t batch_id)
+{
+	return batch_update(e, batch_id, 0);
 }
 
 /* ------------------------------------------------------------------- stats */

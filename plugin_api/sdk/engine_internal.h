@@ -9,13 +9,9 @@
 #if !defined(__cplusplus)
 
 #include "mcc_internal.h"
-#if defined(__GNUC__)
-#pragma GCC visibility push(default)
-#endif
+MCC_EXPORTED_BEGIN
 #include "mcc_engine.h"
-#if defined(__GNUC__)
-#pragma GCC visibility pop
-#endif
+MCC_EXPORTED_END
 
 #include <pthread.h>
 #include <stdatomic.h>

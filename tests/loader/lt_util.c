@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "lt_util.h"
 
+#include "cu_driver.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -164,6 +166,27 @@ void lt_log_init(struct lt_log *log)
 void lt_log_fini(struct lt_log *log)
 {
 	pthread_mutex_destroy(&log->mu);
+}
+
+int lt_suite_open(char *dir, size_t len, struct lt_log *log, char *ini_enforce)
+{
+	lt_clear_env();
+	if (!lt_module_dir())
+		mcc_cu_skip("MCC_TEST_MODULE_DIR not set (run from make check)");
+	int rc = lt_mkdtemp(dir, len);
+	if (rc == 0)
+		rc = lt_write(dir, "enforce.ini", "[policy]\nmode = enforce\n", 0600, ini_enforce,
+		              LT_PATH);
+	if (rc == 0)
+		lt_log_init(log);
+	return rc;
+}
+
+int lt_suite_close(const char *dir, struct lt_log *log)
+{
+	lt_rmtree(dir);
+	lt_log_fini(log);
+	return 0;
 }
 
 void lt_log_fn(void *arg, int level, const char *fmt, ...)

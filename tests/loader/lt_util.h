@@ -52,6 +52,15 @@ void lt_log_fn(void *arg, int level, const char *fmt, ...)
         ;
 int lt_log_has(struct lt_log *log, const char *needle);
 
+/* The fixture of an engine SDK suite. lt_suite_open clears the environment
+ * (lt_clear_env), skips the program when the modules are not built
+ * (lt_module_dir unset), makes a fresh temporary directory into `dir`
+ * (`len` bytes), writes dir/enforce.ini ("[policy] mode = enforce") with its
+ * path into `ini_enforce` (LT_PATH bytes) and starts `log`: 0, or -errno.
+ * lt_suite_close removes the directory, stops the log and returns 0. */
+int lt_suite_open(char *dir, size_t len, struct lt_log *log, char *ini_enforce);
+int lt_suite_close(const char *dir, struct lt_log *log);
+
 /* Options for mcc_instance_acquire with the capturing logger, the given ini
  * file and the environment ignored. */
 void lt_opts(struct mcc_loader_opts *o, struct lt_log *log, const char *ini);

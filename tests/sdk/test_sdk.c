@@ -37,24 +37,16 @@ static char tmpdir[LT_PATH], ini_enforce[LT_PATH], ini_qos[LT_PATH];
 
 static int suite_init(void)
 {
-	lt_clear_env();
-	if (!lt_module_dir())
-		mcc_cu_skip("MCC_TEST_MODULE_DIR not set (run from make check)");
-	if (lt_mkdtemp(tmpdir, sizeof(tmpdir)) != 0 ||
-	    lt_write(tmpdir, "enforce.ini", "[policy]\nmode = enforce\n", 0600, ini_enforce,
-	             sizeof(ini_enforce)) != 0 ||
+	if (lt_suite_open(tmpdir, sizeof(tmpdir), &logbuf, ini_enforce) != 0 ||
 	    lt_write(tmpdir, "qos.ini", "[policy]\nmode = enforce\n[engine]\nqos = on\n", 0600,
 	             ini_qos, sizeof(ini_qos)) != 0)
 		return -1;
-	lt_log_init(&logbuf);
 	return 0;
 }
 
 static int suite_clean(void)
 {
-	lt_rmtree(tmpdir);
-	lt_log_fini(&logbuf);
-	return 0;
+	return lt_suite_close(tmpdir, &logbuf);
 }
 
 /* An engine on the injected clock; enforce: the core module, else off. */

@@ -37,22 +37,12 @@ static char tmpdir[LT_PATH], ini_enforce[LT_PATH];
 
 static int suite_init(void)
 {
-	lt_clear_env();
-	if (!lt_module_dir())
-		mcc_cu_skip("MCC_TEST_MODULE_DIR not set (run from make check)");
-	if (lt_mkdtemp(tmpdir, sizeof(tmpdir)) != 0 ||
-	    lt_write(tmpdir, "enforce.ini", "[policy]\nmode = enforce\n", 0600, ini_enforce,
-	             sizeof(ini_enforce)) != 0)
-		return -1;
-	lt_log_init(&logbuf);
-	return 0;
+	return lt_suite_open(tmpdir, sizeof(tmpdir), &logbuf, ini_enforce) != 0 ? -1 : 0;
 }
 
 static int suite_clean(void)
 {
-	lt_rmtree(tmpdir);
-	lt_log_fini(&logbuf);
-	return 0;
+	return lt_suite_close(tmpdir, &logbuf);
 }
 
 /* A heap copy of `full` (sizeof `full_size`) as a caller with struct_size

@@ -19,12 +19,12 @@ bad=$MCC_TEST_BUILDDIR/tests/loader/bad/.libs
 s=$scratch
 rows=0
 
-# bad ROW 'expected message' INI [VAR=value ...]: `mcc check INI` (no INI
-# argument when INI is "-") with the variables set must exit 1 and print
-# exactly the message on stderr, and nothing on stdout.
-bad() {
-	row=$1 want=$2 ini=$3
-	shift 3
+# run_check INI [VAR=value ...]: `mcc check INI` (no INI argument when INI
+# is "-") with the variables set; sets rc and got (its stderr), stdout in
+# $s/out, and counts the row.
+run_check() {
+	ini=$1
+	shift
 	if test "x$ini" = x-; then
 		env "$@" "$mcc" check > "$s/out" 2> "$s/err"
 	else
@@ -33,6 +33,14 @@ bad() {
 	rc=$?
 	got=$(cat "$s/err")
 	rows=$((rows + 1))
+}
+
+# bad ROW 'expected message' INI [VAR=value ...]: run_check must exit 1 and
+# print exactly the message on stderr, and nothing on stdout.
+bad() {
+	row=$1 want=$2
+	shift 2
+	run_check "$@"
 	if test $rc -ne 1 || test "x$got" != "x$want" || test -s "$s/out"; then
 		failed "row $row: exit $rc, stderr:
   got:  $got
@@ -46,16 +54,9 @@ bad() {
 # would log the warning: exit 1, exactly "mcc: warning: <text>" on stderr,
 # the effective configuration on stdout all the same.
 warned() {
-	row=$1 want=$2 ini=$3
-	shift 3
-	if test "x$ini" = x-; then
-		env "$@" "$mcc" check > "$s/out" 2> "$s/err"
-	else
-		env "$@" "$mcc" check "$ini" > "$s/out" 2> "$s/err"
-	fi
-	rc=$?
-	got=$(cat "$s/err")
-	rows=$((rows + 1))
+	row=$1 want=$2
+	shift 2
+	run_check "$@"
 	if test $rc -ne 1 || test "x$got" != "xmcc: warning: $want" ||
 		! grep -q '^; mcc check: valid, with 1 warning on stderr' "$s/out"; then
 		failed "row $row: exit $rc, stderr:
