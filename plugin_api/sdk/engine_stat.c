@@ -43,17 +43,11 @@ struct mcc_engine_stat {
 static pthread_mutex_t g_paths_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct mcc_engine_stat *g_paths;
 
-static uint64_t mono_ns(void)
+/* The time of clock `c` in nanoseconds. */
+static uint64_t clock_read_ns(clockid_t c)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t real_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(c, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -204,7 +198,7 @@ unlock:
 	h->file_size = sizeof(*h) + (uint64_t)h->device_capacity * h->device_size +
 	               (uint64_t)h->route_capacity * h->route_size;
 	h->pid = (uint64_t)getpid();
-	h->publish_unix_ns = real_ns();
+	h->publish_unix_ns = clock_read_ns(CLOCK_REALTIME);
 	h->sdk_now_ns = mcc_engine_now(e);
 	h->interval_ms = e->stat ? e->stat->interval_ms : 0;
 	h->mode = (uint32_t)mcc_instance_mode(e->inst);
@@ -340,9 +334,9 @@ static void *stat_main(void *arg)
 		if (st->thr_stop)
 			break;
 		pthread_mutex_unlock(&st->thr_mu);
-		uint64_t t0 = mono_ns();
+		uint64_t t0 = clock_read_ns(CLOCK_MONOTONIC);
 		mcc_engine_stat_publish(e);
-		uint64_t took = mono_ns() - t0;
+		uint64_t took = clock_read_ns(CLOCK_MONOTONIC) - t0;
 		wait = took * STAT_DUTY > st->period_ns ? took * STAT_DUTY : st->period_ns;
 		pthread_mutex_lock(&st->thr_mu);
 	}

@@ -69,18 +69,17 @@ static uint64_t clock_ns(void *arg)
 	return ((struct scale *)arg)->now;
 }
 
-static uint64_t cpu_ns(void)
+/* This thread's CPU time, or the monotonic clock (wall = 1), in ns. */
+static uint64_t real_clock_ns(int wall)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	clock_gettime(wall ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t wall_ns(void)
+static uint64_t cpu_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return real_clock_ns(0);
 }
 
 static void quiet(void *arg, int level, const char *fmt, ...)
@@ -324,6 +323,16 @@ static void scale_close(struct scale *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* The end of a measurement: the pairs the policy refused (if any) said,
+ * the instance closed; 0 (the command's success). */
+static int scale_done(struct scale *s, uint64_t refused)
+{
+	if (refused)
+		fprintf(stderr, "benchscale: %" PRIu64 " pairs refused\n", refused);
+	scale_close(s);
+	return 0;
+}
+
 static void say(const char *op, uint32_t open, uint32_t active, uint64_t count, uint64_t ns)
 {
 	printf("scale %s %u %u %" PRIu64 " %.1f\n", op, open, active, count,
@@ -358,11 +367,11 @@ static int run(const char *module_dir, uint32_t nopen, const char *actives, uint
 	static struct scale s;
 	if (scale_open(&s, module_dir, 0) < 0)
 		return 1;
-	uint64_t c0, w0 = wall_ns(), ns = 0;
+	uint64_t c0, w0 = real_clock_ns(1), ns = 0;
 	if (open_routes(&s, nopen, mcc_scale_m_open, &ns) < 0)
 		return 1;
 	say("open", nopen, 0, nopen, ns);
-	printf("scale open_wall_ms %u 0 1 %.1f\n", nopen, (double)(wall_ns() - w0) / 1e6);
+	printf("scale open_wall_ms %u 0 1 %.1f\n", nopen, (double)(real_clock_ns(1) - w0) / 1e6);
 	for (int e = 0; e < 3; e++) /* the new routes' first epochs */
 		tick(&s);
 	int level = 0;
@@ -412,10 +421,7 @@ static int run(const char *module_dir, uint32_t nopen, const char *actives, uint
 	    open_routes(&s, 1000, mcc_scale_m_open_more, &ns) < 0)
 		return 1;
 	say("open_more", nopen, 0, 1000, ns);
-	if (refused)
-		fprintf(stderr, "benchscale: %" PRIu64 " pairs refused\n", refused);
-	scale_close(&s);
-	return 0;
+	return scale_done(&s, refused);
 }
 
 static int lane(const char *module_dir, uint32_t nroutes, uint64_t npair)
@@ -428,10 +434,7 @@ static int lane(const char *module_dir, uint32_t nroutes, uint64_t npair)
 	pairs(&s, s.route, nroutes, 1000);
 	uint64_t sum = pair_run(&s, s.route, nroutes, npair, mcc_scale_m_lane, &refused);
 	say(getenv("MCC_SCALE_EXACT") ? "lane_exact" : "lane", nroutes, nroutes, npair, sum);
-	if (refused)
-		fprintf(stderr, "benchscale: %" PRIu64 " pairs refused\n", refused);
-	scale_close(&s);
-	return 0;
+	return scale_done(&s, refused);
 }
 
 static int mem(const char *module_dir, uint32_t nopen, uint32_t slots)

@@ -242,24 +242,29 @@ static int fz_stats(int kind, const void *dom, struct mcc_domain_stats_v1 *st)
 /* Shadow bytes live in a domain. By handle: a route_open of an open
  * (device, route_id) returns the same, reference-counted handle, so two
  * harness slots may alias one route. */
-static uint64_t fz_shadow_route(int r)
+/* The live bytes of the shadow's permits on route slot x (dev = 0) or
+ * device slot x (dev = 1). */
+static uint64_t fz_shadow(int dev, int x)
 {
+	const void *h = dev ? (const void *)S.devs[x].h : (const void *)S.routes[x].h;
 	uint64_t sum = 0;
 
-	for (int i = 0; i < FZ_PERMITS; i++)
-		if (S.permits[i].live && S.permits[i].rh == S.routes[r].h)
+	for (int i = 0; i < FZ_PERMITS; i++) {
+		const void *ph = dev ? (const void *)S.permits[i].dh : (const void *)S.permits[i].rh;
+		if (S.permits[i].live && ph == h)
 			sum += S.permits[i].live;
+	}
 	return sum;
+}
+
+static uint64_t fz_shadow_route(int r)
+{
+	return fz_shadow(0, r);
 }
 
 static uint64_t fz_shadow_dev(int d)
 {
-	uint64_t sum = 0;
-
-	for (int i = 0; i < FZ_PERMITS; i++)
-		if (S.permits[i].live && S.permits[i].dh == S.devs[d].h)
-			sum += S.permits[i].live;
-	return sum;
+	return fz_shadow(1, d);
 }
 
 /* Another open slot holding the same route handle as slot r. */
@@ -334,29 +339,29 @@ static mcc_lane *fz_lane(struct mcc_fuzz_in *in)
 	return S.lanes[mcc_fuzz_u8(in) % S.nlanes];
 }
 
-/* An open route index chosen by the input, or -1. */
-static int fz_pick_route(struct mcc_fuzz_in *in)
+/* An open route (dev = 0) or device (dev = 1) slot chosen by the input:
+ * the first open one from an input byte on, or -1. */
+static int fz_pick(struct mcc_fuzz_in *in, int dev)
 {
-	int start = mcc_fuzz_u8(in) % FZ_ROUTES;
+	const int n = dev ? FZ_DEVS : FZ_ROUTES;
+	int start = mcc_fuzz_u8(in) % n;
 
-	for (int k = 0; k < FZ_ROUTES; k++) {
-		int r = (start + k) % FZ_ROUTES;
-		if (S.routes[r].open)
-			return r;
+	for (int k = 0; k < n; k++) {
+		int x = (start + k) % n;
+		if (dev ? S.devs[x].open : S.routes[x].open)
+			return x;
 	}
 	return -1;
 }
 
+static int fz_pick_route(struct mcc_fuzz_in *in)
+{
+	return fz_pick(in, 0);
+}
+
 static int fz_pick_dev(struct mcc_fuzz_in *in)
 {
-	int start = mcc_fuzz_u8(in) % FZ_DEVS;
-
-	for (int k = 0; k < FZ_DEVS; k++) {
-		int d = (start + k) % FZ_DEVS;
-		if (S.devs[d].open)
-			return d;
-	}
-	return -1;
+	return fz_pick(in, 1);
 }
 
 /* A used permit chosen by the input (live or settled), or -1. */

@@ -175,7 +175,9 @@ static std::string write_ini(const char *text)
 	return path;
 }
 
-static void set_options(const char *moddir, const std::string &ini)
+// The adapter's options of these tests: `ini` (kept alive by the caller),
+// the polled tick on the fake clock, the environment ignored, quiet.
+static mm::Options options_for(const char *moddir, const std::string &ini)
 {
 	mm::Options o;
 	o.ini_path = ini.c_str();
@@ -184,7 +186,12 @@ static void set_options(const char *moddir, const std::string &ini)
 	o.tick = MCC_ENGINE_TICK_POLL;
 	o.now_ns = fake_clock;
 	o.log = quiet_log;
-	CHECK(mm::configure(o) == 0);
+	return o;
+}
+
+static void set_options(const char *moddir, const std::string &ini)
+{
+	CHECK(mm::configure(options_for(moddir, ini)) == 0);
 }
 
 // The adapter's options over an ini of `text`; returns its path (unlink it).
@@ -683,6 +690,12 @@ struct Path {
 			queue.push_back(slices.back().get());
 		}
 	}
+	// Adds n slices of t and makes a post pass: what it posted.
+	std::size_t add_and_post(std::size_t n, FakeTask *t)
+	{
+		add(n, t);
+		return post_pass();
+	}
 	// Healthy traffic: everything posted completes within the ms.
 	void deliver(std::size_t n, FakeTask *t)
 	{
@@ -694,6 +707,16 @@ struct Path {
 			advance_us(900);
 		}
 		CHECK(queue.empty() && inflight.empty());
+	}
+	// What was moved here drains: posted, completed within the ms.
+	void drain()
+	{
+		for (int i = 0; i < 20 && !queue.empty(); i++) {
+			post_pass();
+			advance_us(1000);
+			poll_pass(WC_SUCCESS);
+		}
+		CHECK(queue.empty());
 	}
 	// The path fails: a WR of each of three endpoints ends with RETRY_EXC
 	// (TE deletes the endpoint at each and builds a new one).
@@ -752,39 +775,25 @@ static void test_reroute(const char *moddir)
 
 		// 1. Peer NIC 0 fails: a0 is AVOIDed; another peer NIC from A.
 		a0.fail();
-		a0.add(8, &tasks[0]);
-		CHECK(a0.post_pass() == 0);
+		CHECK(a0.add_and_post(8, &tasks[0]) == 0);
 		CHECK(a0.verdict() == mm::Reroute::kPeer);
 		CHECK(A.avoided(a0.peer) && !A.avoided(a1.peer));
 		a0.move_to(a1);
-		for (int i = 0; i < 20 && !a1.queue.empty(); i++) {
-			a1.post_pass();
-			advance_us(1000);
-			a1.poll_pass(WC_SUCCESS);
-		}
-		CHECK(a1.queue.empty());
+		a1.drain();
 		// 2. a1 fails too: local NIC 0 is the fault; B's path is used.
 		a1.fail();
-		a0.add(8, &tasks[0]);
-		CHECK(a0.post_pass() == 0);
-		a1.add(1, &tasks[0]);
-		CHECK(a1.post_pass() == 0);
+		CHECK(a0.add_and_post(8, &tasks[0]) == 0);
+		CHECK(a1.add_and_post(1, &tasks[0]) == 0);
 		CHECK(a0.verdict() == mm::Reroute::kLocal);
 		CHECK(!A.avoided(a0.peer)); // no unmarked sibling: TE keeps its last path
 		CHECK(A.hand_off_ok(a0.peer)); // site 11: B can take what TE would fail
 		a0.move_to(b0);
 		a1.move_to(b0);
-		for (int i = 0; i < 20 && !b0.queue.empty(); i++) {
-			b0.post_pass();
-			advance_us(1000);
-			b0.poll_pass(WC_SUCCESS);
-		}
-		CHECK(b0.queue.empty());
+		b0.drain();
 		// 3. Nowhere: b0 fails as well. The slices wait, their task reads
 		// LONG_UNAVAILABLE (reported once per mark).
 		b0.fail();
-		b0.add(1, &tasks[2]);
-		CHECK(b0.post_pass() == 0);
+		CHECK(b0.add_and_post(1, &tasks[2]) == 0);
 		a0.add(4, &tasks[2]);
 		CHECK(mm::batch_begin(tasks[2].batch_id) == 0);
 		CHECK(a0.post_pass() == 0);
@@ -891,12 +900,7 @@ static void count_log(void *, int level, const char *fmt, ...)
 static void test_summary_log(const char *moddir)
 {
 	std::string ini = write_ini("[policy]\nmode = enforce\n");
-	mm::Options o;
-	o.ini_path = ini.c_str();
-	o.module_dir = moddir;
-	o.ignore_env = true;
-	o.tick = MCC_ENGINE_TICK_POLL;
-	o.now_ns = fake_clock;
+	mm::Options o = options_for(moddir, ini);
 	o.log = count_log;
 	o.summary_ms = 10;
 	CHECK(mm::configure(o) == 0);

@@ -29,6 +29,16 @@ static mcc_route *open_route(struct th *h, mcc_device *dv, uint64_t id, const ch
 	return r;
 }
 
+/* n routes of device d (ids 0 .. n-1), in a calloc'd array. */
+static mcc_route **open_routes(struct th *h, mcc_device *d, uint64_t n)
+{
+	mcc_route **r = calloc(n, sizeof(*r));
+	CU_ASSERT_FATAL(r != NULL);
+	for (uint64_t i = 0; i < n; i++)
+		r[i] = open_route(h, d, i, NULL);
+	return r;
+}
+
 /* Thousands of routes: every re-open of an open key finds the same handle,
  * a closed key opens a new one, and closing everything leaves no registry
  * name and no route in the table. */
@@ -295,10 +305,7 @@ static void test_idle_routes_cost_nothing(void)
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
 	struct mcc_core *core = core_of(h);
 	mcc_device *d = th_dev(h, 0);
-	mcc_route **r = calloc(N, sizeof(*r));
-	CU_ASSERT_FATAL(r != NULL);
-	for (uint64_t i = 0; i < N; i++)
-		r[i] = open_route(h, d, i, NULL);
+	mcc_route **r = open_routes(h, d, N);
 	CU_ASSERT_EQUAL(core->nact[MCC_DOM_ROUTE], N); /* new: visited once */
 	th_ticks(h, 3);
 	CU_ASSERT_EQUAL(core->nact[MCC_DOM_ROUTE], 0);
@@ -356,10 +363,7 @@ static void test_full_spill_ring_loses_nothing(void)
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
 	struct mcc_core *core = core_of(h);
 	mcc_device *d = th_dev(h, 0);
-	mcc_route **r = calloc(N, sizeof(*r));
-	CU_ASSERT_FATAL(r != NULL);
-	for (uint64_t i = 0; i < N; i++)
-		r[i] = open_route(h, d, i, NULL);
+	mcc_route **r = open_routes(h, d, N);
 	th_ticks(h, 3);
 	CU_ASSERT_EQUAL_FATAL(core->nact[MCC_DOM_ROUTE], 0);
 	for (int round = 0; round < 2; round++)
@@ -392,12 +396,8 @@ static void test_lane_rotating_many_routes(void)
 {
 	enum { N = 1000 };
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	struct mcc_core *core = core_of(h);
 	mcc_device *d = th_dev(h, 0);
-	mcc_route **r = calloc(N, sizeof(*r));
-	CU_ASSERT_FATAL(r != NULL);
-	for (uint64_t i = 0; i < N; i++)
-		r[i] = open_route(h, d, i, NULL);
+	mcc_route **r = open_routes(h, d, N);
 	struct mcc_lane *lane = (struct mcc_lane *)h->lane;
 	for (int round = 0; round < 3; round++) { /* first admissions: general path */
 		for (uint64_t i = 0; i < N; i++) {
@@ -441,6 +441,7 @@ static void test_lane_rotating_many_routes(void)
 		h->ops->route_close(h->ctx, r[i]);
 	th_ticks(h, 2);
 	unsigned z = 0; /* only what a slot or pair of the lane still names */
+	struct mcc_core *core = core_of(h);
 	for (struct mcc_dom *x = core->zombies; x; x = x->next)
 		z++;
 	CU_ASSERT(z <= MCC_LANE_SLOTS + MCC_LANE_PEND);

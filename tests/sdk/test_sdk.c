@@ -49,11 +49,11 @@ static int suite_clean(void)
 	return lt_suite_close(tmpdir, &logbuf);
 }
 
-/* An engine on the injected clock; enforce: the core module, else off. */
-static mcc_engine *open_engine(int enforce, uint32_t tick)
+/* An engine on the injected clock configured by `ini` (NULL: none). */
+static mcc_engine *engine_with(const char *ini, uint32_t tick)
 {
 	struct mcc_loader_opts lo;
-	lt_opts(&lo, &logbuf, enforce ? ini_enforce : NULL);
+	lt_opts(&lo, &logbuf, ini);
 	lo.engine = "sdk-test";
 	lo.module_dir = lt_module_dir();
 	struct mcc_engine_opts o;
@@ -66,6 +66,13 @@ static mcc_engine *open_engine(int enforce, uint32_t tick)
 	int rc = mcc_engine_open(&o, &e);
 	CU_ASSERT_EQUAL(rc, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+	return e;
+}
+
+/* An engine on the injected clock; enforce: the core module, else off. */
+static mcc_engine *open_engine(int enforce, uint32_t tick)
+{
+	mcc_engine *e = engine_with(enforce ? ini_enforce : NULL, tick);
 	CU_ASSERT_EQUAL(mcc_instance_mode(mcc_engine_instance(e)),
 	                enforce ? MCC_MODE_ENFORCE : MCC_MODE_OFF);
 	return e;
@@ -87,6 +94,7 @@ static mcc_device *open_device(mcc_engine *e)
 	CU_ASSERT_EQUAL_FATAL(mcc_engine_ops(e)->device_open(mcc_engine_ctx(e), &d, &dev), 0);
 	return dev;
 }
+
 
 static uint32_t lane_id(mcc_lane_ref r)
 {
@@ -379,6 +387,30 @@ static void test_no_tick_thread_when_off(void)
 static const char KEY_A[] = "10.0.0.2:12001@mlx5_1";
 static const char KEY_B[] = "10.0.0.3:12001@mlx5_0";
 
+/* An enforce engine on the polled tick with one device, KEY_A's route on
+ * it (new) and a POST_POLL lane. */
+struct one {
+	mcc_engine *e;
+	const struct mcc_policy_v1 *ops;
+	mcc_device *dev;
+	mcc_engine_route *r;
+	mcc_lane_ref lr;
+	mcc_lane *lane;
+};
+
+static struct one one_open(void)
+{
+	struct one f;
+	f.e = open_engine(1, MCC_ENGINE_TICK_POLL);
+	f.ops = mcc_engine_ops(f.e);
+	f.dev = open_device(f.e);
+	CU_ASSERT_EQUAL_FATAL(
+	        mcc_engine_route_open(f.e, f.dev, KEY_A, strlen(KEY_A), 1, NULL, &f.r),
+	        MCC_ENGINE_ROUTE_NEW);
+	CU_ASSERT_EQUAL_FATAL(mcc_engine_lane_open(f.e, MCC_LANE_POST_POLL, &f.lr, &f.lane), 0);
+	return f;
+}
+
 static uint32_t cc_generation(mcc_engine *e, mcc_engine_route *r)
 {
 	struct mcc_domain_stats_v1 st;
@@ -541,81 +573,75 @@ static void worker_rounds(mcc_engine *e, mcc_lane *lane, mcc_engine_route *r, in
 static void test_probe_after_cooldown(void)
 {
 	atomic_store(&fake_ns, 20000 * MS);
-	mcc_engine *e = open_engine(1, MCC_ENGINE_TICK_POLL);
-	const struct mcc_policy_v1 *ops = mcc_engine_ops(e);
-	mcc_device *dev = open_device(e);
-	mcc_engine_route *r;
-	CU_ASSERT_EQUAL_FATAL(mcc_engine_route_open(e, dev, KEY_A, strlen(KEY_A), 1, NULL, &r),
-	                      MCC_ENGINE_ROUTE_NEW);
-	mcc_lane_ref lr;
-	mcc_lane *lane;
-	CU_ASSERT_EQUAL_FATAL(mcc_engine_lane_open(e, MCC_LANE_POST_POLL, &lr, &lane), 0);
+	struct one f = one_open();
 	for (int i = 0; i < 3; i++) { /* hard_error_threshold timeouts */
 		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-		CU_ASSERT_EQUAL(ops->try_acquire(lane, mcc_engine_route_cc(r), 4096, 1, NULL, &p),
-		                MCC_ADMIT);
+		CU_ASSERT_EQUAL(
+		        f.ops->try_acquire(f.lane, mcc_engine_route_cc(f.r), 4096, 1, NULL, &p),
+		        MCC_ADMIT);
 		struct mcc_completion_v1 wc = {sizeof(wc), 12 /* RETRY_EXC_ERR */, 0, 1, 0, 0, 0, 1, 0};
-		ops->on_completion(lane, &p, &wc);
+		f.ops->on_completion(f.lane, &p, &wc);
 	}
 	atomic_fetch_add(&fake_ns, 2 * MS);
-	mcc_engine_tick_if_due(e, mcc_engine_now(e));
+	mcc_engine_tick_if_due(f.e, mcc_engine_now(f.e));
 	struct mcc_domain_stats_v1 st;
 	memset(&st, 0, sizeof(st));
 	st.struct_size = sizeof(st);
-	CU_ASSERT_EQUAL(ops->domain_stats(mcc_engine_ctx(e), MCC_DOMAIN_ROUTE,
-	                                  mcc_engine_route_cc(r), &st), 0);
+	CU_ASSERT_EQUAL(f.ops->domain_stats(mcc_engine_ctx(f.e), MCC_DOMAIN_ROUTE,
+	                                    mcc_engine_route_cc(f.r), &st), 0);
 	CU_ASSERT_EQUAL_FATAL(st.state, MCC_PATH_QUARANTINED);
 	unsigned admits = 0, avoids = 0;
 	/* 4 s, four cooldowns: waiting alone never recovers */
-	worker_rounds(e, lane, r, 0, 400, &admits, &avoids);
+	worker_rounds(f.e, f.lane, f.r, 0, 400, &admits, &avoids);
 	CU_ASSERT_EQUAL(admits, 0u);
 	CU_ASSERT_EQUAL(avoids, 400u);
 	uint64_t retry = 1;
-	CU_ASSERT_EQUAL(mcc_engine_route_avoided(e, r, &retry), 1); /* PROBING: renewed */
+	CU_ASSERT_EQUAL(mcc_engine_route_avoided(f.e, f.r, &retry), 1); /* PROBING: renewed */
 	CU_ASSERT_EQUAL(retry, 0u);
-	CU_ASSERT_EQUAL(mcc_engine_route_generation(r), 2u);
-	CU_ASSERT_EQUAL(mcc_engine_route_avoided(e, r, &retry), 0); /* asked this epoch */
+	CU_ASSERT_EQUAL(mcc_engine_route_generation(f.r), 2u);
+	CU_ASSERT_EQUAL(mcc_engine_route_avoided(f.e, f.r, &retry), 0); /* asked this epoch */
 	CU_ASSERT_EQUAL(retry, EPOCH_NS);
 	CU_ASSERT_TRUE(lt_log_has(&logbuf, "cooldown over, generation 2 for the policy's probe"));
 	admits = avoids = 0;
-	worker_rounds(e, lane, r, 1, 50, &admits, &avoids);
+	worker_rounds(f.e, f.lane, f.r, 1, 50, &admits, &avoids);
 	CU_ASSERT_EQUAL(admits, 50u); /* the probes, then the recovered route */
 	CU_ASSERT_EQUAL(avoids, 0u);
-	CU_ASSERT_EQUAL(ops->domain_stats(mcc_engine_ctx(e), MCC_DOMAIN_ROUTE,
-	                                  mcc_engine_route_cc(r), &st), 0);
+	CU_ASSERT_EQUAL(f.ops->domain_stats(mcc_engine_ctx(f.e), MCC_DOMAIN_ROUTE,
+	                                    mcc_engine_route_cc(f.r), &st), 0);
 	CU_ASSERT_EQUAL(st.state, MCC_PATH_HEALTHY);
-	CU_ASSERT_EQUAL(mcc_engine_route_generation(r), 2u); /* once per quarantine */
+	CU_ASSERT_EQUAL(mcc_engine_route_generation(f.r), 2u); /* once per quarantine */
 	/* quarantined again: the worker that follows the header alone, from the
 	 * first AVOID, recovers within the cooldown and a few epochs */
 	for (int i = 0; i < 3; i++) {
 		struct mcc_permit_v1 p = MCC_PERMIT_INIT;
-		CU_ASSERT_EQUAL(ops->try_acquire(lane, mcc_engine_route_cc(r), 4096, 2, NULL, &p),
-		                MCC_ADMIT);
+		CU_ASSERT_EQUAL(
+		        f.ops->try_acquire(f.lane, mcc_engine_route_cc(f.r), 4096, 2, NULL, &p),
+		        MCC_ADMIT);
 		struct mcc_completion_v1 wc = {sizeof(wc), 12, 0, 2, 0, 0, 0, 1, 0};
-		ops->on_completion(lane, &p, &wc);
+		f.ops->on_completion(f.lane, &p, &wc);
 	}
 	atomic_fetch_add(&fake_ns, 2 * MS);
-	mcc_engine_tick_if_due(e, mcc_engine_now(e));
+	mcc_engine_tick_if_due(f.e, mcc_engine_now(f.e));
 	admits = avoids = 0;
-	worker_rounds(e, lane, r, 1, 400, &admits, &avoids);
+	worker_rounds(f.e, f.lane, f.r, 1, 400, &admits, &avoids);
 	/* the cooldown (a flap within flap_window: 2 s, 200 rounds), then a
 	 * round or two until the tick that starts PROBING */
 	CU_ASSERT_TRUE(avoids >= 200u && avoids <= 203u);
 	CU_ASSERT_TRUE(admits >= 400u - avoids - 2u);
-	CU_ASSERT_EQUAL(mcc_engine_route_generation(r), 3u);
-	CU_ASSERT_EQUAL(ops->domain_stats(mcc_engine_ctx(e), MCC_DOMAIN_ROUTE,
-	                                  mcc_engine_route_cc(r), &st), 0);
+	CU_ASSERT_EQUAL(mcc_engine_route_generation(f.r), 3u);
+	CU_ASSERT_EQUAL(f.ops->domain_stats(mcc_engine_ctx(f.e), MCC_DOMAIN_ROUTE,
+	                                    mcc_engine_route_cc(f.r), &st), 0);
 	CU_ASSERT_EQUAL(st.state, MCC_PATH_HEALTHY);
 	CU_ASSERT_EQUAL(st.quarantines, 2u);
 	/* misuse */
-	CU_ASSERT_EQUAL(mcc_engine_route_avoided(e, NULL, &retry), -EINVAL);
-	CU_ASSERT_EQUAL(mcc_engine_lane_close(e, lr), 0);
-	CU_ASSERT_EQUAL(mcc_engine_route_close(e, KEY_A, strlen(KEY_A)), 0);
-	CU_ASSERT_EQUAL(mcc_engine_route_avoided(e, r, &retry), -ESTALE);
-	CU_ASSERT_EQUAL(mcc_engine_route_put(r), 0);
-	CU_ASSERT_EQUAL(mcc_engine_route_avoided(e, r, &retry), -EBADF);
-	ops->device_close(mcc_engine_ctx(e), dev);
-	mcc_engine_close(e);
+	CU_ASSERT_EQUAL(mcc_engine_route_avoided(f.e, NULL, &retry), -EINVAL);
+	CU_ASSERT_EQUAL(mcc_engine_lane_close(f.e, f.lr), 0);
+	CU_ASSERT_EQUAL(mcc_engine_route_close(f.e, KEY_A, strlen(KEY_A)), 0);
+	CU_ASSERT_EQUAL(mcc_engine_route_avoided(f.e, f.r, &retry), -ESTALE);
+	CU_ASSERT_EQUAL(mcc_engine_route_put(f.r), 0);
+	CU_ASSERT_EQUAL(mcc_engine_route_avoided(f.e, f.r, &retry), -EBADF);
+	f.ops->device_close(mcc_engine_ctx(f.e), f.dev);
+	mcc_engine_close(f.e);
 }
 
 /* Past the max_lanes the instance was loaded with: a clear message. */
@@ -779,40 +805,34 @@ static void *park_worker(void *arg)
 static void test_defer_parking(void)
 {
 	atomic_store(&fake_ns, 20000 * MS);
-	mcc_engine *e = open_engine(1, MCC_ENGINE_TICK_POLL);
-	const struct mcc_policy_v1 *ops = mcc_engine_ops(e);
-	mcc_device *dev = open_device(e);
-	mcc_engine_route *r;
-	CU_ASSERT_EQUAL_FATAL(mcc_engine_route_open(e, dev, KEY_A, strlen(KEY_A), 1, NULL, &r), 0);
-	mcc_lane_ref lr;
-	mcc_lane *lane;
-	CU_ASSERT_EQUAL_FATAL(mcc_engine_lane_open(e, MCC_LANE_POST_POLL, &lr, &lane), 0);
+	struct one f = one_open();
 	/* fill the window: one slice larger than any window */
 	struct mcc_permit_v1 big = MCC_PERMIT_INIT;
-	CU_ASSERT_EQUAL_FATAL(ops->try_acquire(lane, mcc_engine_route_cc(r), 1ull << 40, 1, NULL, &big),
-	                      MCC_ADMIT);
-	uint64_t waits0 = stats_of(e).room_waits;
-	struct parker w = {e, mcc_engine_route_cc(r), 1, -1, 0, 1};
+	CU_ASSERT_EQUAL_FATAL(
+	        f.ops->try_acquire(f.lane, mcc_engine_route_cc(f.r), 1ull << 40, 1, NULL, &big),
+	        MCC_ADMIT);
+	uint64_t waits0 = stats_of(f.e).room_waits;
+	struct parker w = {f.e, mcc_engine_route_cc(f.r), 1, -1, 0, 1};
 	pthread_t t;
 	pthread_create(&t, NULL, park_worker, &w);
 	/* wait until the worker parks (or is about to: the sequence protocol
 	 * makes the order irrelevant) */
-	while (stats_of(e).room_waits == waits0)
+	while (stats_of(f.e).room_waits == waits0)
 		sched_yield();
 	/* the completion path: settle, then notify */
 	struct mcc_completion_v1 wc = {sizeof(wc), 0, 0, 1, 0, 0, 0, 0, 0};
-	ops->on_completion(lane, &big, &wc);
-	mcc_engine_room_notify(e);
+	f.ops->on_completion(f.lane, &big, &wc);
+	mcc_engine_room_notify(f.e);
 	pthread_join(t, NULL);
 	CU_ASSERT_EQUAL(w.decision, MCC_ADMIT);
 	CU_ASSERT_EQUAL(w.wait_rc, 0);
 	CU_ASSERT_EQUAL(w.refused, 1); /* one refused call, not a spin */
-	CU_ASSERT_TRUE(stats_of(e).room_wakes >= 1);
-	CU_ASSERT_EQUAL(mcc_engine_lane_close(e, lr), 0);
-	mcc_engine_route_put(r);
-	CU_ASSERT_EQUAL(mcc_engine_route_close(e, KEY_A, strlen(KEY_A)), 0);
-	ops->device_close(mcc_engine_ctx(e), dev);
-	mcc_engine_close(e);
+	CU_ASSERT_TRUE(stats_of(f.e).room_wakes >= 1);
+	CU_ASSERT_EQUAL(mcc_engine_lane_close(f.e, f.lr), 0);
+	mcc_engine_route_put(f.r);
+	CU_ASSERT_EQUAL(mcc_engine_route_close(f.e, KEY_A, strlen(KEY_A)), 0);
+	f.ops->device_close(mcc_engine_ctx(f.e), f.dev);
+	mcc_engine_close(f.e);
 }
 
 /* mcc_engine_try_acquire_qos: with [engine] qos = on the class reaches the
@@ -821,18 +841,7 @@ static void test_defer_parking(void)
  * hold two 64 KiB slices (min_window_bytes). */
 static void qos_case(const char *ini, int qos)
 {
-	struct mcc_loader_opts lo;
-	lt_opts(&lo, &logbuf, ini);
-	lo.engine = "sdk-test";
-	lo.module_dir = lt_module_dir();
-	struct mcc_engine_opts o;
-	memset(&o, 0, sizeof(o));
-	o.struct_size = sizeof(o);
-	o.tick = MCC_ENGINE_TICK_POLL;
-	o.loader = &lo;
-	o.now_ns = fake_clock;
-	mcc_engine *e = NULL;
-	CU_ASSERT_EQUAL_FATAL(mcc_engine_open(&o, &e), 0);
+	mcc_engine *e = engine_with(ini, MCC_ENGINE_TICK_POLL);
 	CU_ASSERT_EQUAL(mcc_engine_qos(e), qos);
 	const struct mcc_policy_v1 *ops = mcc_engine_ops(e);
 	mcc_device *dev = open_device(e);

@@ -19,14 +19,8 @@
 #   SOFTROCE_BENCH_ARMS    arms, comma-separated
 #                          (ibwb,nocc,off,observe,enforce,enforce200; also spin-off)
 # Exit status 77 when the harness cannot run here (like run.sh).
-if [ -z "${BASH_VERSION:-}" ]; then
-	command -v bash >/dev/null 2>&1 || { echo "bench.sh: bash is required" >&2; exit 77; }
-	exec bash "$0" "$@"
-fi
-set -u
-HERE=$(cd "$(dirname "$0")" && pwd)
-export BUILDDIR=${BUILDDIR:-$PWD}
-export SRCDIR=${SRCDIR:-$(cd "$HERE/../.." && pwd)}
+# bash, HERE, BUILDDIR, SRCDIR
+. "$(dirname "$0")/prelude.sh"
 BUILDDIR=$(cd "$BUILDDIR" && pwd)
 CACHE=${SOFTROCE_CACHE:-$BUILDDIR/softroce-cache}
 WORK=${SOFTROCE_WORK:-$BUILDDIR/softroce-run}

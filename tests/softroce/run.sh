@@ -26,16 +26,8 @@
 #                   one vCPU, rxe stalls ended a third of the quad guests'
 #                   attempts (see README "Infrastructure failures")
 #   ACCEL           QEMU accelerator (tcg; "kvm" only where KVM really works)
-# re-run under bash when started as "sh run.sh" (make's $(SHELL) is /bin/sh)
-if [ -z "${BASH_VERSION:-}" ]; then
-	command -v bash >/dev/null 2>&1 || { echo "run.sh: bash is required" >&2; exit 77; }
-	exec bash "$0" "$@"
-fi
-set -u
-
-HERE=$(cd "$(dirname "$0")" && pwd)
-export BUILDDIR=${BUILDDIR:-$PWD}
-export SRCDIR=${SRCDIR:-$(cd "$HERE/../.." && pwd)}
+# bash, HERE, BUILDDIR, SRCDIR
+. "$(dirname "$0")/prelude.sh"
 BUDGET=${SOFTROCE_BUDGET:-1200}
 export SOFTROCE_SMP=${SOFTROCE_SMP:-2}
 

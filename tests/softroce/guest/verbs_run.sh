@@ -109,6 +109,24 @@ ini() {
 	} > "$INI"
 }
 
+# ini_link_fault: the controller of the link-fault scenarios (peer-cut,
+# blackhole, local-down): 3 hard errors quarantine a route, a 1.5 s
+# cooldown (3 s at most), 3 probe successes recover it.
+ini_link_fault() {
+	ini enforce aimd "target_drain_us = 5000000" "epoch_us = 10000" "hard_error_threshold = 3" \
+		"cooldown_ms = 1500" "cooldown_max_ms = 3000" "probe_successes = 3" "low_pressure_epochs = 4"
+}
+
+# run_to_recovery TASK_BYTES CONCURRENCY [--at WHEN:WHAT ...]: a 6 s run of
+# $SCEN that must end with the watched route healthy, within 45 s.
+run_to_recovery() {
+	local task_bytes=$1 concurrency=$2
+	shift 2
+	run 75 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes "$task_bytes" \
+		--concurrency "$concurrency" --duration 6 --max-duration 45 --until-healthy \
+		--check "$SCEN" --watch 0 "$@" --label "$ENGINE-$SCEN" --quiet
+}
+
 case $SCEN:$MODE in
 *:enforce | blackhole:off | blackhole-local:off | gray:off | gray-local:off | dupreorder:off) ;;
 *) sr_fail "mode '$MODE' is not offered for scenario '$SCEN'" ;;
@@ -144,12 +162,8 @@ peer-cut)
 	# builds the next one on the next post, usually before the tick that
 	# quarantines: the policy fences the generation the failures were seen
 	# on, so the probe runs on that rebuilt endpoint.
-	ini enforce aimd "target_drain_us = 5000000" "epoch_us = 10000" "hard_error_threshold = 3" \
-		"cooldown_ms = 1500" "cooldown_max_ms = 3000" "probe_successes = 3" "low_pressure_epochs = 4"
-	run 75 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 524288 --concurrency 4 \
-		--duration 6 --max-duration 45 --until-healthy --check peer-cut --watch 0 \
-		--at "1.5:mon:set_link n2 off" --at "q+0.5:mon:set_link n2 on" \
-		--label "$ENGINE-peer-cut" --quiet
+	ini_link_fault
+	run_to_recovery 524288 4 --at "1.5:mon:set_link n2 off" --at "q+0.5:mon:set_link n2 on"
 	;;
 blackhole | blackhole-local)
 	# as peer-cut, but silent and lifted late: the first probe (cooldown
@@ -161,8 +175,7 @@ blackhole | blackhole-local)
 	# both routes of rxe0 fail, the host hands their slices to rxe1
 	BH_DEV=eth2
 	[ "$SCEN" = blackhole-local ] && BH_DEV=eth0
-	ini enforce aimd "target_drain_us = 5000000" "epoch_us = 10000" "hard_error_threshold = 3" \
-		"cooldown_ms = 1500" "cooldown_max_ms = 3000" "probe_successes = 3" "low_pressure_epochs = 4"
+	ini_link_fault
 	if [ "$MODE" = off ]; then
 		set -- --duration 12 --at "9:tc qdisc del dev $BH_DEV root"
 	else
@@ -192,14 +205,10 @@ local-down)
 	# back 1.5 s after the first error WC or PORT_ERR ("ip link set eth0
 	# down" also dropped its policy route and neighbours: sr-quad-up restores
 	# them)
-	ini enforce aimd "target_drain_us = 5000000" "epoch_us = 10000" "hard_error_threshold = 3" \
-		"cooldown_ms = 1500" "cooldown_max_ms = 3000" "probe_successes = 3" "low_pressure_epochs = 4"
+	ini_link_fault
 	# 1 MiB tasks (16 WRs each, all posted at once), 6 in flight: the send
 	# queues of rxe0 hold WRs when the link goes down, so a burst flushes
-	run 75 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 1048576 --concurrency 6 \
-		--duration 6 --max-duration 45 --until-healthy --check local-down --watch 0 \
-		--at "1.5:ip link set eth0 down" --at "e+1.5:sr-quad-up 0" \
-		--label "$ENGINE-local-down" --quiet
+	run_to_recovery 1048576 6 --at "1.5:ip link set eth0 down" --at "e+1.5:sr-quad-up 0"
 	;;
 tbf)
 	# drain target between the healthy rail (40-80 ms here, spikes to ~0.33 s
