@@ -65,6 +65,24 @@ static void success(struct th *h, mcc_route *r, uint64_t b, uint64_t t, uint32_t
 	th_wc(h, &p, IBV_WC_SUCCESS, 0);
 }
 
+/* fx_full's end: the filler completes, the harness is freed. */
+static void fx_full_free(struct fix f, struct mcc_permit_v1 *filler)
+{
+	th_wc(f.h, filler, IBV_WC_SUCCESS, 0);
+	th_free(f.h);
+}
+
+/* The fixture with r quarantined and task (batch, 1) AVOIDed on it: the
+ * task reads LONG_UNAVAILABLE. */
+static struct fix fx_avoided(uint64_t batch)
+{
+	struct fix f = fx(NULL);
+	th_quarantine_route(f.h, f.r, 1);
+	avoid(f.h, f.r, batch, 1, 0);
+	CU_ASSERT_EQUAL(th_query(f.h, batch, 1, 0, NULL), MCC_TASK_LONG_UNAVAILABLE);
+	return f;
+}
+
 static void test_query_no_evidence_is_unknown_unless_host_saw_success(void)
 {
 	struct fix f = fx(NULL);
@@ -99,8 +117,7 @@ static void test_query_unsupported_transport_is_unknown(void)
 	struct mcc_task_ref_v1 t = { 2, 1, 0, 0 };
 	CU_ASSERT_EQUAL(f.h->ops->task_query(f.h->ctx, NULL, 0, NULL), -EINVAL);
 	CU_ASSERT_EQUAL(f.h->ops->task_query(f.h->ctx, &t, 0, NULL), MCC_TASK_CONGESTED);
-	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
-	th_free(f.h);
+	fx_full_free(f, &filler);
 }
 
 static void test_query_detail_fills_observed_fields_only(void)
@@ -141,8 +158,7 @@ static void test_query_detail_fills_observed_fields_only(void)
 	CU_ASSERT_EQUAL(d.observed_ns, f.h->now + 20);
 	CU_ASSERT_EQUAL(d.vendor_err, 17);
 	CU_ASSERT_EQUAL(d.scope, MCC_SCOPE_QP);
-	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
-	th_free(f.h);
+	fx_full_free(f, &filler);
 }
 
 static void test_query_most_severe_unresolved_state_wins(void)
@@ -176,10 +192,7 @@ static void test_query_most_severe_unresolved_state_wins(void)
 
 static void test_query_path_recovery_clears_blocking_evidence(void)
 {
-	struct fix f = fx(NULL);
-	th_quarantine_route(f.h, f.r, 1);
-	avoid(f.h, f.r, 5, 1, 0);
-	CU_ASSERT_EQUAL(th_query(f.h, 5, 1, 0, NULL), MCC_TASK_LONG_UNAVAILABLE);
+	struct fix f = fx_avoided(5);
 	th_cooldown(f.h, f.r);
 	th_probe_pass(f.h, f.r, 2);
 	struct mcc_task_detail_v1 d;
@@ -193,10 +206,7 @@ static void test_query_path_recovery_clears_blocking_evidence(void)
 
 static void test_query_new_successful_attempt_clears_old_evidence(void)
 {
-	struct fix f = fx(NULL);
-	th_quarantine_route(f.h, f.r, 1);
-	avoid(f.h, f.r, 6, 1, 0);
-	CU_ASSERT_EQUAL(th_query(f.h, 6, 1, 0, NULL), MCC_TASK_LONG_UNAVAILABLE);
+	struct fix f = fx_avoided(6);
 	success(f.h, f.r2, 6, 1, 1); /* retried on another rail */
 	CU_ASSERT_EQUAL(th_query(f.h, 6, 1, 0, NULL), MCC_TASK_NORMAL);
 	th_free(f.h);
@@ -236,13 +246,21 @@ static void fill_tasks(struct th *h, mcc_route *r, uint64_t first, uint64_t n)
 		defer(h, r, 8, t, 0);
 }
 
-static void test_evidence_bounded_evicts_oldest_resolved_first(void)
+/* fx_full with room for 4 tasks' evidence, all taken: tasks 1-4 of batch
+ * 8 deferred on r. */
+static struct fix fx_bounded(struct mcc_permit_v1 *filler)
 {
 	struct mcc_config_v1 c = one_slice();
 	c.evidence_tasks = 4;
-	struct mcc_permit_v1 filler;
-	struct fix f = fx_full(&c, &filler);
+	struct fix f = fx_full(&c, filler);
 	fill_tasks(f.h, f.r, 1, 4);
+	return f;
+}
+
+static void test_evidence_bounded_evicts_oldest_resolved_first(void)
+{
+	struct mcc_permit_v1 filler;
+	struct fix f = fx_bounded(&filler);
 	success(f.h, f.r2, 8, 3, 0); /* resolve task 3 */
 	success(f.h, f.r2, 8, 2, 0); /* then task 2 */
 	CU_ASSERT_EQUAL(th_query(f.h, 8, 3, 0, NULL), MCC_TASK_NORMAL);
@@ -252,25 +270,20 @@ static void test_evidence_bounded_evicts_oldest_resolved_first(void)
 	CU_ASSERT_EQUAL(th_query(f.h, 8, 1, 0, NULL), MCC_TASK_CONGESTED);
 	CU_ASSERT_EQUAL(th_query(f.h, 8, 4, 0, NULL), MCC_TASK_CONGESTED);
 	CU_ASSERT_EQUAL(th_query(f.h, 8, 5, 0, NULL), MCC_TASK_CONGESTED);
-	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
-	th_free(f.h);
+	fx_full_free(f, &filler);
 }
 
 static void test_evidence_bounded_evicts_oldest_when_none_resolved(void)
 {
-	struct mcc_config_v1 c = one_slice();
-	c.evidence_tasks = 4;
 	struct mcc_permit_v1 filler;
-	struct fix f = fx_full(&c, &filler);
-	fill_tasks(f.h, f.r, 1, 4);
+	struct fix f = fx_bounded(&filler);
 	th_tick(f.h); /* applied in order */
 	fill_tasks(f.h, f.r, 5, 2);
 	CU_ASSERT_EQUAL(th_query(f.h, 8, 1, 0, NULL), MCC_TASK_UNKNOWN);
 	CU_ASSERT_EQUAL(th_query(f.h, 8, 2, 0, NULL), MCC_TASK_UNKNOWN);
 	for (uint64_t t = 3; t <= 6; t++)
 		CU_ASSERT_EQUAL(th_query(f.h, 8, t, 0, NULL), MCC_TASK_CONGESTED);
-	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
-	th_free(f.h);
+	fx_full_free(f, &filler);
 }
 
 static void test_batch_free_drops_the_batch_evidence_only(void)
@@ -292,8 +305,7 @@ static void test_batch_free_drops_the_batch_evidence_only(void)
 	/* a freed table refills */
 	defer(f.h, f.r, 100, 1, 0);
 	CU_ASSERT_EQUAL(th_query(f.h, 100, 1, 0, NULL), MCC_TASK_CONGESTED);
-	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
-	th_free(f.h);
+	fx_full_free(f, &filler);
 }
 
 /* A detail shorter than its v1.0 size is refused whole (nothing written);
@@ -323,8 +335,7 @@ static void test_query_respects_caller_struct_size(void)
 	CU_ASSERT_EQUAL(big.d.struct_size, sizeof(big));
 	CU_ASSERT_EQUAL(big.tail[0], 0xAA); /* not this library's: untouched */
 	CU_ASSERT_EQUAL(big.tail[7], 0xAA);
-	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
-	th_free(f.h);
+	fx_full_free(f, &filler);
 }
 
 static void test_query_is_a_pure_read(void)
@@ -342,8 +353,7 @@ static void test_query_is_a_pure_read(void)
 	struct mcc_domain_stats_v1 b = th_rs(f.h, f.r), b2 = th_rs(f.h, f.r2);
 	CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof(a)), 0);
 	CU_ASSERT_EQUAL(memcmp(&a2, &b2, sizeof(a2)), 0); /* SUSPECT stays, nothing probed */
-	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
-	th_free(f.h);
+	fx_full_free(f, &filler);
 }
 
 static void test_suspect_or_probing_alone_does_not_change_task_state(void)
@@ -396,8 +406,7 @@ static void test_evidence_raised_after_a_success_is_resolved_by_the_next(void)
 	success(f.h, f.r2, 20, 1, 0);
 	CU_ASSERT_EQUAL(th_query(f.h, 20, 1, 0, NULL), MCC_TASK_NORMAL);
 	CU_ASSERT_EQUAL(th_query(f.h, 20, 2, 0, NULL), MCC_TASK_CONGESTED);
-	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
-	th_free(f.h);
+	fx_full_free(f, &filler);
 }
 
 /* Issue 11: a freed, evicted or never-seen (batch, task) is told apart from
@@ -449,8 +458,7 @@ static void test_query_freed_or_unknown_task_reads_no_record(void)
 	defer(f.h, f.r, 30, 1, 0);
 	CU_ASSERT_EQUAL(th_query(f.h, 30, 1, 0, &d), MCC_TASK_CONGESTED);
 	CU_ASSERT_EQUAL(d.reason, MCC_REASON_BYTE_WINDOW);
-	th_wc(f.h, &filler, IBV_WC_SUCCESS, 0);
-	th_free(f.h);
+	fx_full_free(f, &filler);
 }
 
 /* DEFER and AVOID of one slice, then a success of another slice of the same
