@@ -151,6 +151,56 @@ int mcc_host_task_query(const struct mcc_policy_v1 *ops, void *ctx, uint64_t bat
 	return 0;
 }
 
+int mcc_host_task_detail(int cc_on, const struct mcc_policy_v1 *ops, void *ctx, uint64_t batch_id,
+                         uint64_t task_id, uint32_t facts, struct mcc_task_detail_v1 *d)
+{
+	if (cc_on)
+		return mcc_host_task_query(ops, ctx, batch_id, task_id, facts, d);
+	mcc_host_detail_unknown(d); /* controller off: no evidence */
+	return 0;
+}
+
+struct mcc_task_detail_v1 *mcc_host_detail_init(struct mcc_task_detail_v1 *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->struct_size = sizeof(*d);
+	return d;
+}
+
+int mcc_host_task_state(int rc, const struct mcc_task_detail_v1 *d, int *state)
+{
+	*state = rc == 0 ? (int)d->state : MCC_TASK_UNKNOWN;
+	return rc;
+}
+
+const char *mcc_host_mode_name(int mode)
+{
+	switch (mode) {
+	case MCC_MODE_OBSERVE:
+		return "observe";
+	case MCC_MODE_ENFORCE:
+		return "enforce";
+	default:
+		return "off";
+	}
+}
+
+void mcc_host_signal(struct mcc_signal_v1 *sig, uint32_t kind, mcc_device *dev, mcc_route *route,
+                     uint32_t generation, int32_t error, uint64_t v0, uint64_t v1, uint64_t now)
+{
+	*sig = (struct mcc_signal_v1){
+	        .struct_size = sizeof(*sig),
+	        .kind = kind,
+	        .device = dev,
+	        .route = route,
+	        .generation = generation,
+	        .error = error,
+	        .value0 = v0,
+	        .value1 = v1,
+	        .now_ns = now,
+	};
+}
+
 uint64_t mcc_host_fab_step(mcc_fab_model *m, mcc_exec *ex, uint64_t now)
 {
 	const uint64_t poll_ns = 200000;

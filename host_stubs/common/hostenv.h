@@ -125,6 +125,26 @@ uint32_t mcc_host_fab_tap_failed_gen(mcc_host_fab_tap *t, uint32_t node, uint32_
 void mcc_host_detail_unknown(struct mcc_task_detail_v1 *d);
 int mcc_host_task_query(const struct mcc_policy_v1 *ops, void *ctx, uint64_t batch_id,
                         uint64_t task_id, uint32_t facts, struct mcc_task_detail_v1 *d);
+/* An engine's detail query with the controller compiled in: the policy's
+ * answer (mcc_host_task_query) when the controller is on, else "no
+ * evidence" and 0. */
+int mcc_host_task_detail(int cc_on, const struct mcc_policy_v1 *ops, void *ctx, uint64_t batch_id,
+                         uint64_t task_id, uint32_t facts, struct mcc_task_detail_v1 *d);
+/* An engine's state query answered by its detail query: mcc_host_detail_init
+ * readies `d` (zeroed, its size set) for that query, whose return `rc`
+ * mcc_host_task_state passes on after setting *state (the detail's state,
+ * UNKNOWN on an error). */
+struct mcc_task_detail_v1 *mcc_host_detail_init(struct mcc_task_detail_v1 *d);
+int mcc_host_task_state(int rc, const struct mcc_task_detail_v1 *d, int *state);
+
+/* The name of a controller mode (enum mcc_mode): "off", "observe" or
+ * "enforce" (any other value reads "off"). */
+const char *mcc_host_mode_name(int mode);
+
+/* A policy signal of `kind` on device `dev` / route `route` (either may be
+ * NULL), without a task: the fields both engines fill, the rest zero. */
+void mcc_host_signal(struct mcc_signal_v1 *sig, uint32_t kind, mcc_device *dev, mcc_route *route,
+                     uint32_t generation, int32_t error, uint64_t v0, uint64_t v1, uint64_t now);
 
 /* The policy's view of a polled WC (WorkerPool::performPollCq,
  * Workers::asyncPollCq): `wc` as the fabric returned it, with what the

@@ -290,20 +290,13 @@ static void cc_signal(te_engine *e, uint32_t kind, struct te_ctx *ctx, struct te
 	if (!(e->sig_mask & (1ull << kind))) /* off, or not subscribed */
 		return;
 	struct mcc_signal_v1 sig;
-	memset(&sig, 0, sizeof(sig));
-	sig.struct_size = sizeof(sig);
-	sig.kind = kind;
-	sig.device = ctx ? ctx->ccdev : NULL;
-	sig.route = rt ? rt->cc : NULL;
+	mcc_host_signal(&sig, kind, ctx ? ctx->ccdev : NULL, rt ? rt->cc : NULL, gen, err, v0, 0,
+	                now_of(e));
 	if (s) {
 		sig.task.batch_id = (uint64_t)(uintptr_t)s->task->batch;
 		sig.task.task_id = s->task->task_id;
 		sig.task.attempt = s->retry_cnt;
 	}
-	sig.generation = gen;
-	sig.error = err;
-	sig.value0 = v0;
-	sig.now_ns = now_of(e);
 	e->ops->on_signal(e->cc, &sig);
 }
 
@@ -1262,6 +1255,18 @@ static int peer_has_alternative(te_engine *e, struct te_ctx *ctx, int32_t seg, i
 /* The CQ went to error: no WC will ever come for what is posted on it.
  * Reclaim every posted slice (release RECLAIMED: the owner of teardown is
  * this poller) and retry it elsewhere. */
+/* Takes the oldest slice off QP slot q's FIFO (its WR still unanswered);
+ * NULL when the FIFO is empty. Called with the endpoint's lock. */
+static struct te_slice *qslot_pop(struct te_qpslot *q)
+{
+	uint32_t h = atomic_load(&q->head);
+	if (h == atomic_load(&q->tail))
+		return NULL;
+	struct te_slice *s = q->fifo[h % q->cap];
+	atomic_store(&q->head, h + 1);
+	return s;
+}
+
 static void reclaim_cq(te_engine *e, struct te_worker *w)
 {
 	struct te_ctx *ctx = w->ctx;
@@ -1278,10 +1283,7 @@ static void reclaim_cq(te_engine *e, struct te_worker *w)
 		pthread_mutex_lock(&ep->lock);
 		for (uint32_t k = 0; k < ep->nqp; k++) {
 			struct te_qpslot *q = &ep->q[k];
-			while (atomic_load(&q->head) != atomic_load(&q->tail)) {
-				uint32_t h = atomic_load(&q->head);
-				struct te_slice *s = q->fifo[h % q->cap];
-				atomic_store(&q->head, h + 1);
+			for (struct te_slice *s; (s = qslot_pop(q));) {
 				atomic_fetch_sub(&q->depth, 1);
 				atomic_fetch_sub(&ctx->cq_outstanding, 1);
 				CNT_ADD(e, reclaimed, 1);
@@ -1689,11 +1691,7 @@ void te_engine_destroy(te_engine *e)
 		for (struct te_ep *ep = ctx->retired, *n; ep; ep = n) {
 			n = ep->next_retired;
 			for (uint32_t k = 0; k < ep->nqp; k++) {
-				struct te_qpslot *q = &ep->q[k];
-				while (atomic_load(&q->head) != atomic_load(&q->tail)) {
-					uint32_t h = atomic_load(&q->head);
-					struct te_slice *sl = q->fifo[h % q->cap];
-					atomic_store(&q->head, h + 1);
+				for (struct te_slice *sl; (sl = qslot_pop(&ep->q[k]));) {
 					MCC_HOOK(cc_release(e, ctx->mon_lane, sl, MCC_REL_RECLAIMED);)
 					(void)sl;
 				}
@@ -1877,10 +1875,6 @@ int te_get_task_congestion_detail(te_engine *e, uint64_t batch_id, uint64_t task
 	if (!b || task_id >= b->n || !detail || detail->struct_size < 8)
 		return -EINVAL;
 #if MCC_CC_COMPILED_IN
-	if (!e->cc_on) { /* controller off: no evidence */
-		mcc_host_detail_unknown(detail);
-		return 0;
-	}
 	struct te_task *t = &b->tasks[task_id];
 	uint32_t facts = 0;
 	if (atomic_load(&t->success))
@@ -1889,7 +1883,7 @@ int te_get_task_congestion_detail(te_engine *e, uint64_t batch_id, uint64_t task
 		facts |= MCC_TASKQ_FINISHED;
 	if (atomic_load(&t->failed))
 		facts |= MCC_TASKQ_FAILED;
-	return mcc_host_task_query(e->ops, e->cc, batch_id, task_id, facts, detail);
+	return mcc_host_task_detail(e->cc_on, e->ops, e->cc, batch_id, task_id, facts, detail);
 #else
 	(void)e;
 	mcc_host_detail_unknown(detail); /* compiled out: no evidence */
@@ -1900,13 +1894,10 @@ int te_get_task_congestion_detail(te_engine *e, uint64_t batch_id, uint64_t task
 int te_get_task_congestion_state(te_engine *e, uint64_t batch_id, uint64_t task_id, int *state)
 {
 	struct mcc_task_detail_v1 d;
-	memset(&d, 0, sizeof(d));
-	d.struct_size = sizeof(d);
 	if (!state)
 		return -EINVAL;
-	int rc = te_get_task_congestion_detail(e, batch_id, task_id, &d);
-	*state = rc == 0 ? (int)d.state : MCC_TASK_UNKNOWN;
-	return rc;
+	int rc = te_get_task_congestion_detail(e, batch_id, task_id, mcc_host_detail_init(&d));
+	return mcc_host_task_state(rc, &d, state);
 }
 
 void te_set_task_notify(te_engine *e, void (*fn)(void *, uint64_t, uint64_t), void *arg)
@@ -1984,14 +1975,7 @@ int te_domain_stats(te_engine *e, uint32_t ctx, int seg, int dev, struct mcc_dom
 const char *te_cc_mode(const te_engine *e)
 {
 #if MCC_CC_COMPILED_IN
-	switch (mcc_instance_mode(e->inst)) {
-	case MCC_MODE_OBSERVE:
-		return "observe";
-	case MCC_MODE_ENFORCE:
-		return "enforce";
-	default:
-		return "off";
-	}
+	return mcc_host_mode_name(mcc_instance_mode(e->inst));
 #else
 	(void)e;
 	return "compiled-out";

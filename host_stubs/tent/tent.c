@@ -310,21 +310,13 @@ static void cc_signal(tent_engine *e, uint32_t kind, struct tent_dev *d, struct 
 	if (!(e->sig_mask & (1ull << kind))) /* off, or not subscribed */
 		return;
 	struct mcc_signal_v1 sig;
-	memset(&sig, 0, sizeof(sig));
-	sig.struct_size = sizeof(sig);
-	sig.kind = kind;
-	sig.device = d ? d->ccdev : NULL;
-	sig.route = rt ? rt->cc : NULL;
+	mcc_host_signal(&sig, kind, d ? d->ccdev : NULL, rt ? rt->cc : NULL, gen, err, v0, v1,
+	                now_of(e));
 	if (s) {
 		sig.task.batch_id = (uint64_t)(uintptr_t)s->task->batch;
 		sig.task.task_id = s->task->id;
 		sig.task.attempt = s->retry_count + s->avoid_hops;
 	}
-	sig.generation = gen;
-	sig.error = err;
-	sig.value0 = v0;
-	sig.value1 = v1;
-	sig.now_ns = now_of(e);
 	e->ops->on_signal(e->cc, &sig);
 }
 #endif
@@ -1562,10 +1554,6 @@ int tent_get_task_congestion_detail(tent_engine *e, uint64_t batch_id, uint64_t 
 	if (!b || task_id >= b->n || !detail || detail->struct_size < 8)
 		return -EINVAL;
 #if MCC_CC_COMPILED_IN
-	if (!e->cc_on) { /* controller off: no evidence */
-		mcc_host_detail_unknown(detail);
-		return 0;
-	}
 	struct tent_task *t = &b->tasks[task_id];
 	uint32_t facts = 0;
 	if (atomic_load(&t->success))
@@ -1574,7 +1562,7 @@ int tent_get_task_congestion_detail(tent_engine *e, uint64_t batch_id, uint64_t 
 		facts |= MCC_TASKQ_FINISHED;
 	if (atomic_load(&t->failed))
 		facts |= MCC_TASKQ_FAILED;
-	return mcc_host_task_query(e->ops, e->cc, batch_id, task_id, facts, detail);
+	return mcc_host_task_detail(e->cc_on, e->ops, e->cc, batch_id, task_id, facts, detail);
 #else
 	(void)e;
 	mcc_host_detail_unknown(detail); /* compiled out: no evidence */
@@ -1585,13 +1573,10 @@ int tent_get_task_congestion_detail(tent_engine *e, uint64_t batch_id, uint64_t 
 int tent_get_task_congestion_state(tent_engine *e, uint64_t batch_id, uint64_t task_id, int *state)
 {
 	struct mcc_task_detail_v1 d;
-	memset(&d, 0, sizeof(d));
-	d.struct_size = sizeof(d);
 	if (!state)
 		return -EINVAL;
-	int rc = tent_get_task_congestion_detail(e, batch_id, task_id, &d);
-	*state = rc == 0 ? (int)d.state : MCC_TASK_UNKNOWN;
-	return rc;
+	int rc = tent_get_task_congestion_detail(e, batch_id, task_id, mcc_host_detail_init(&d));
+	return mcc_host_task_state(rc, &d, state);
 }
 
 void tent_set_task_notify(tent_engine *e, void (*fn)(void *, uint64_t, uint64_t), void *arg)
@@ -1665,8 +1650,7 @@ int tent_domain_stats(tent_engine *e, uint32_t dev, int seg, int rdev, struct mc
 const char *tent_cc_mode(const tent_engine *e)
 {
 #if MCC_CC_COMPILED_IN
-	int m = mcc_instance_mode(e->inst);
-	return m == MCC_MODE_ENFORCE ? "enforce" : m == MCC_MODE_OBSERVE ? "observe" : "off";
+	return mcc_host_mode_name(mcc_instance_mode(e->inst));
 #else
 	(void)e;
 	return "compiled-out";

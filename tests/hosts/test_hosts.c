@@ -5,9 +5,8 @@
  * (through a spy policy module counting every callback).
  */
 #include "../../host_stubs/fabric/fabric.h"
-#include "../../host_stubs/scenario/scenario.h"
-#include "../../host_stubs/sim/exec.h"
 #include "../cu_driver.h"
+#include "hosts_run.h"
 #include "mcc_policy_v1.h"
 #include "spy.h"
 
@@ -30,21 +29,21 @@ static int have_module(const char *name)
 	return access(p, R_OK) == 0;
 }
 
+/* True (the test passes vacuously, saying so) when module `name` is not built. */
+static int lacks(const char *name)
+{
+	return th_lacks_module(mdir, name);
+}
+
 /* One scenario run on the deterministic simulator: the quick variant, or
  * duration_s seconds when not 0. */
 static int run_for(const char *scen, const char *mode, int engine, uint64_t seed,
                    double duration_s, struct mcc_scn_result *r)
 {
-	struct mcc_scn_opts o;
-	memset(&o, 0, sizeof(o));
+	struct mcc_scn_opts o = th_sim_opts(mode, engine, seed, mdir);
 	o.scenario = scen;
-	o.mode = mode;
-	o.engine = engine;
-	o.exec = MCC_EXEC_SIM;
-	o.seed = seed;
 	o.quick = 1;
 	o.duration_s = duration_s;
-	o.module_dir = mdir;
 	if (!strcmp(mode, "spy")) {
 		o.mode = "enforce";
 		o.module = spy_path;
@@ -56,6 +55,14 @@ static int run(const char *scen, const char *mode, int engine, uint64_t seed,
                struct mcc_scn_result *r)
 {
 	return run_for(scen, mode, engine, seed, 0, r);
+}
+
+/* The scenario in two arms (modes a and b) on the same engine and seed. */
+static void run_arms(const char *scen, const char *mode_a, const char *mode_b, int engine,
+                     uint64_t seed, struct mcc_scn_result *a, struct mcc_scn_result *b)
+{
+	CU_ASSERT_EQUAL_FATAL(run(scen, mode_a, engine, seed, a), 0);
+	CU_ASSERT_EQUAL_FATAL(run(scen, mode_b, engine, seed, b), 0);
 }
 
 /* Seeds the loss scenarios run with: 1 .. MCC_TEST_SEEDS (default 1; at
@@ -117,14 +124,11 @@ static void test_same_seed_twice_is_bit_identical(void)
 
 static void test_healthy_enforce_keeps_goodput_and_stays_healthy(void)
 {
-	if (!have_module("aimd")) {
-		printf("(aimd module not built: skipped) ");
+	if (lacks("aimd"))
 		return;
-	}
 	for (int en = 0; en < 2; en++) {
 		struct mcc_scn_result off, enf;
-		CU_ASSERT_EQUAL_FATAL(run("healthy", "off", en, 1, &off), 0);
-		CU_ASSERT_EQUAL_FATAL(run("healthy", "enforce", en, 1, &enf), 0);
+		run_arms("healthy", "off", "enforce", en, 1, &off, &enf);
 		assert_clean(&off);
 		assert_clean(&enf);
 		printf("(%s goodput off %.2f enforce %.2f Gb/s, route %s) ", en ? "tent" : "te",
@@ -157,21 +161,13 @@ static void test_healthy_enforce_keeps_goodput_and_stays_healthy(void)
  * costs no goodput. */
 static void test_small_windows_keep_healthy_goodput(void)
 {
-	if (!have_module("aimd")) {
-		printf("(aimd module not built: skipped) ");
+	if (lacks("aimd"))
 		return;
-	}
 	for (int en = 0; en < 2; en++) {
 		struct mcc_scn_result off, enf;
-		struct mcc_scn_opts o;
-		memset(&o, 0, sizeof(o));
+		struct mcc_scn_opts o = th_sim_opts("enforce", en, 1, mdir);
 		o.scenario = "healthy";
-		o.mode = "enforce";
-		o.engine = en;
-		o.exec = MCC_EXEC_SIM;
-		o.seed = 1;
 		o.quick = 1;
-		o.module_dir = mdir;
 		o.ini_extra = "[controller]\nmax_window_bytes = 524288";
 		CU_ASSERT_EQUAL_FATAL(run("healthy", "off", en, 1, &off), 0);
 		CU_ASSERT_EQUAL_FATAL(mcc_scn_run(&o, &enf), 0);
@@ -185,14 +181,11 @@ static void test_small_windows_keep_healthy_goodput(void)
 
 static void test_incast_enforce_keeps_queue_below_off_with_goodput(void)
 {
-	if (!have_module("aimd")) {
-		printf("(aimd module not built: skipped) ");
+	if (lacks("aimd"))
 		return;
-	}
 	for (int en = 0; en < 2; en++) {
 		struct mcc_scn_result off, enf;
-		CU_ASSERT_EQUAL_FATAL(run("incast", "off", en, 1, &off), 0);
-		CU_ASSERT_EQUAL_FATAL(run("incast", "enforce", en, 1, &enf), 0);
+		run_arms("incast", "off", "enforce", en, 1, &off, &enf);
 		assert_clean(&off);
 		assert_clean(&enf);
 		printf("(%s steady queue peak off %llu KiB enforce %llu KiB; pause %.0f/%.0f ms; "
@@ -215,10 +208,8 @@ static void test_incast_enforce_keeps_queue_below_off_with_goodput(void)
 
 static void test_flapped_rail_quarantined_avoided_probed_recovered(void)
 {
-	if (!have_module("aimd")) {
-		printf("(aimd module not built: skipped) ");
+	if (lacks("aimd"))
 		return;
-	}
 	struct mcc_scn_result r;
 	CU_ASSERT_EQUAL_FATAL(run("flap", "enforce", 0, 1, &r), 0);
 	printf("(timeline %s, quarantines %llu, avoids %llu, probes %llu) ", r.state_timeline,
@@ -243,10 +234,8 @@ static void test_flapped_rail_quarantined_avoided_probed_recovered(void)
  * left the route PROBING for good: every admission AVOID, no probe). */
 static void test_peer_cut_recovers_on_endpoint_rebuilt_before_quarantine(void)
 {
-	if (!have_module("aimd")) {
-		printf("(aimd module not built: skipped) ");
+	if (lacks("aimd"))
 		return;
-	}
 	for (int en = 0; en < 2; en++) {
 		struct mcc_scn_result r;
 		CU_ASSERT_EQUAL_FATAL(run("peercut", "enforce", en, 1, &r), 0);
@@ -276,14 +265,11 @@ static void test_peer_cut_recovers_on_endpoint_rebuilt_before_quarantine(void)
  * 1.5x-5x "better" than off.) */
 static void test_observe_changes_nothing_under_a_peer_cut(void)
 {
-	if (!have_module("observe")) {
-		printf("(observe module not built: skipped) ");
+	if (lacks("observe"))
 		return;
-	}
 	for (int en = 0; en < 2; en++) {
 		struct mcc_scn_result off, obs;
-		CU_ASSERT_EQUAL_FATAL(run("peercut", "off", en, 1, &off), 0);
-		CU_ASSERT_EQUAL_FATAL(run("peercut", "observe", en, 1, &obs), 0);
+		run_arms("peercut", "off", "observe", en, 1, &off, &obs);
 		printf("(%s: off %.3f Gb/s %llu tasks, observe %.3f Gb/s %llu tasks, %s) ",
 		       en ? "tent" : "te", off.goodput_gbps, (unsigned long long)off.tasks_done,
 		       obs.goodput_gbps, (unsigned long long)obs.tasks_done, obs.state_timeline);
@@ -305,10 +291,8 @@ static void test_observe_changes_nothing_under_a_peer_cut(void)
  * task fails (the other rail carries them) and nothing is lost. */
 static void test_failed_probe_requarantines_the_route(void)
 {
-	if (!have_module("aimd")) {
-		printf("(aimd module not built: skipped) ");
+	if (lacks("aimd"))
 		return;
-	}
 	for (int en = 0; en < 2; en++) {
 		struct mcc_scn_result r;
 		CU_ASSERT_EQUAL_FATAL(run("probefail", "enforce", en, 1, &r), 0);
@@ -335,10 +319,8 @@ static void test_failed_probe_requarantines_the_route(void)
  * "all rails failed" (2278 tasks) instead of going to NIC 1. */
 static void test_local_nic_loss_enforce_fails_nothing_and_avoid_does_not_storm(void)
 {
-	if (!have_module("aimd")) {
-		printf("(aimd module not built: skipped) ");
+	if (lacks("aimd"))
 		return;
-	}
 	for (uint64_t i = 0; i < 2 * test_seeds(); i++) {
 		const int en = (int)(i % 2);
 		const uint64_t seed = 1 + i / 2;
@@ -389,16 +371,13 @@ static void test_local_nic_loss_enforce_fails_nothing_and_avoid_does_not_storm(v
  * TENT without it kept everything on the lossy rail at seed 6 (3.5 MB). */
 static void test_gray_loss_moves_bytes_to_the_healthy_rail_and_back(void)
 {
-	if (!have_module("aimd")) {
-		printf("(aimd module not built: skipped) ");
+	if (lacks("aimd"))
 		return;
-	}
 	for (uint64_t i = 0; i < 2 * test_seeds(); i++) {
 		const int en = (int)(i % 2);
 		const uint64_t seed = 1 + i / 2;
 		struct mcc_scn_result r, off;
-		CU_ASSERT_EQUAL_FATAL(run("grayloss", "off", en, seed, &off), 0);
-		CU_ASSERT_EQUAL_FATAL(run("grayloss", "enforce", en, seed, &r), 0);
+		run_arms("grayloss", "off", "enforce", en, seed, &off, &r);
 		printf("(%s seed %llu: healthy rail %.1f %% during, %.1f %% after, %.1f Gb/s, off %.1f) ",
 		       en ? "tent" : "te", (unsigned long long)seed, 100 * r.gray_during,
 		       100 * r.gray_after, r.goodput_gbps, off.goodput_gbps);
@@ -418,8 +397,7 @@ static void test_receiver_pressure_does_not_slow_other_receivers(void)
 	const char *mode = have_module("aimd") ? "enforce" : "off";
 	for (int en = 0; en < 2; en++) {
 		struct mcc_scn_result off, p;
-		CU_ASSERT_EQUAL_FATAL(run("rxpressure", "off", en, 1, &off), 0);
-		CU_ASSERT_EQUAL_FATAL(run("rxpressure", mode, en, 1, &p), 0);
+		run_arms("rxpressure", "off", mode, en, 1, &off, &p);
 		assert_clean(&p);
 		printf("(%s flows off %.1f %.1f %.1f, %s %.1f %.1f %.1f Gb/s) ", en ? "tent" : "te",
 		       off.flow_gbps[0], off.flow_gbps[1], off.flow_gbps[2], mode, p.flow_gbps[0],
@@ -528,15 +506,9 @@ static int run_qos_spec(int qos, struct mcc_scn_result *r)
 	FILE *f = fdopen(fd, "w");
 	fprintf(f, qos_spec, qos);
 	fclose(f);
-	struct mcc_scn_opts o;
-	memset(&o, 0, sizeof(o));
+	struct mcc_scn_opts o = th_sim_opts("enforce", MCC_SCN_TENT, 1, mdir);
 	o.spec_path = path;
-	o.mode = "enforce";
 	o.module = spy_path;
-	o.engine = MCC_SCN_TENT;
-	o.exec = MCC_EXEC_SIM;
-	o.seed = 1;
-	o.module_dir = mdir;
 	int rc = mcc_scn_run(&o, r);
 	unlink(path);
 	return rc;

@@ -7,9 +7,8 @@
  * in host_stubs/scenario/specs/ measured with `[measure] faults` (the
  * FAULTS line of mcc_scenario).
  */
-#include "../../host_stubs/scenario/scenario.h"
-#include "../../host_stubs/sim/exec.h"
 #include "../cu_driver.h"
+#include "hosts_run.h"
 #include "mcc_policy_v1.h"
 
 #include <stdio.h>
@@ -19,24 +18,11 @@
 
 static const char *mdir;
 
-static int have_aimd(void)
-{
-	char p[4200];
-	snprintf(p, sizeof(p), "%s/mcc-policy-aimd.so", mdir);
-	return access(p, R_OK) == 0;
-}
-
 static int run(const char *scen, const char *mode, uint64_t seed, struct mcc_scn_result *r)
 {
-	struct mcc_scn_opts o;
-	memset(&o, 0, sizeof(o));
+	struct mcc_scn_opts o = th_sim_opts(mode, MCC_SCN_TE, seed, mdir);
 	o.scenario = scen;
-	o.mode = mode;
-	o.engine = MCC_SCN_TE;
-	o.exec = MCC_EXEC_SIM;
-	o.seed = seed;
 	o.quick = 1;
-	o.module_dir = mdir;
 	return mcc_scn_run(&o, r);
 }
 
@@ -62,6 +48,23 @@ static void show(const struct mcc_scn_result *r)
 	printf(") ");
 }
 
+/* The scenario (seed 1) in enforce into r, after the controller-off arm
+ * into `off` when that is not NULL: each shown, the enforce arm checked
+ * clean. 0, with nothing run, when the aimd module is not built. */
+static int run_arms(const char *scen, struct mcc_scn_result *off, struct mcc_scn_result *r)
+{
+	if (th_lacks_module(mdir, "aimd"))
+		return 0;
+	if (off)
+		CU_ASSERT_EQUAL_FATAL(run(scen, "off", 1, off), 0);
+	CU_ASSERT_EQUAL_FATAL(run(scen, "enforce", 1, r), 0);
+	if (off)
+		show(off);
+	show(r);
+	assert_clean(r);
+	return 1;
+}
+
 /* A quarter of the data units lost on local NIC 0 for 3 s. NIC 0's routes
  * are held near their floor, and what they refuse moves to NIC 1 (a local
  * hand-off, site 9): no stretch of a second without a completed task, at
@@ -70,16 +73,9 @@ static void show(const struct mcc_scn_result *r)
  * nothing failed, more delivered than with the controller off. */
 static void test_lossy_local_nic_moves_bytes_without_a_stall(void)
 {
-	if (!have_aimd()) {
-		printf("(aimd module not built: skipped) ");
-		return;
-	}
 	struct mcc_scn_result off, r;
-	CU_ASSERT_EQUAL_FATAL(run("nicgray", "off", 1, &off), 0);
-	CU_ASSERT_EQUAL_FATAL(run("nicgray", "enforce", 1, &r), 0);
-	show(&off);
-	show(&r);
-	assert_clean(&r);
+	if (!run_arms("nicgray", &off, &r))
+		return;
 	CU_ASSERT(r.fault_stall_ns < 1000000000ull);
 	CU_ASSERT(r.fault_share >= 0.70);
 	CU_ASSERT_EQUAL(r.fault_lu_reads, 0);
@@ -96,14 +92,9 @@ static void test_lossy_local_nic_moves_bytes_without_a_stall(void)
  * left without a usable path, no long stall. */
 static void test_flapping_rail_quarantined_with_growing_cooldown(void)
 {
-	if (!have_aimd()) {
-		printf("(aimd module not built: skipped) ");
-		return;
-	}
 	struct mcc_scn_result r;
-	CU_ASSERT_EQUAL_FATAL(run("flap6", "enforce", 1, &r), 0);
-	show(&r);
-	assert_clean(&r);
+	if (!run_arms("flap6", NULL, &r))
+		return;
 	CU_ASSERT(r.nq_cooldown >= 3);
 	for (uint32_t i = 1; i < r.nq_cooldown; i++)
 		CU_ASSERT(r.q_cooldown_ms[i] > r.q_cooldown_ms[i - 1]);
@@ -119,14 +110,9 @@ static void test_flapping_rail_quarantined_with_growing_cooldown(void)
  * outage fails and quarantines again. Nothing is lost. */
 static void test_both_rails_down_reads_long_unavailable(void)
 {
-	if (!have_aimd()) {
-		printf("(aimd module not built: skipped) ");
-		return;
-	}
 	struct mcc_scn_result r;
-	CU_ASSERT_EQUAL_FATAL(run("bothdown", "enforce", 1, &r), 0);
-	show(&r);
-	assert_clean(&r);
+	if (!run_arms("bothdown", NULL, &r))
+		return;
 	CU_ASSERT(r.lu_after_allq_ns >= 0 && r.lu_after_allq_ns <= 2000000);
 	CU_ASSERT(r.fault_lu_reads > 0);
 	CU_ASSERT(r.fault_nup > 0);
@@ -138,18 +124,11 @@ static void test_both_rails_down_reads_long_unavailable(void)
  * moves to NIC 1 (at least 70 % of the bytes), nothing fails. */
 static void test_retry_exc_bursts_hand_the_traffic_off(void)
 {
-	if (!have_aimd()) {
-		printf("(aimd module not built: skipped) ");
-		return;
-	}
 	struct mcc_scn_result off, r;
-	CU_ASSERT_EQUAL_FATAL(run("dupreorder", "off", 1, &off), 0);
-	CU_ASSERT_EQUAL_FATAL(run("dupreorder", "enforce", 1, &r), 0);
-	show(&off);
-	show(&r);
+	if (!run_arms("dupreorder", &off, &r))
+		return;
 	printf("(wc errors off %llu enforce %llu) ", (unsigned long long)off.wc_errors,
 	       (unsigned long long)r.wc_errors);
-	assert_clean(&r);
 	CU_ASSERT(off.wc_errors > 0); /* the fault does end WRs with errors */
 	CU_ASSERT(r.quarantines >= 1);  /* counted across generations */
 	CU_ASSERT(r.nq_cooldown >= 1);

@@ -138,12 +138,8 @@ static uint64_t app_step(void *arg, uint64_t now)
 			CU_ASSERT_EQUAL(te_submit(w->te, w->batch, &rq, 1), 0);
 		} else {
 			w->batch = tent_allocate_batch(w->tn, 1);
-			tent_request_t rq;
-			memset(&rq, 0, sizeof(rq));
-			rq.opcode = TENT_OPCODE_WRITE;
-			rq.source = w->p.src;
-			rq.target_id = 1;
-			rq.length = MSG;
+			tent_request_t rq = {
+			        .opcode = TENT_OPCODE_WRITE, .source = w->p.src, .target_id = 1, .length = MSG};
 			CU_ASSERT_EQUAL(tent_submit(w->tn, w->batch, &rq, 1), 0);
 		}
 		w->phase = 1;

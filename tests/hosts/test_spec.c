@@ -5,9 +5,8 @@
  * a tiny file runs end to end, its flow start times honoured; every
  * built-in name resolves to its compiled-in spec.
  */
-#include "../../host_stubs/scenario/scenario.h"
-#include "../../host_stubs/sim/exec.h"
 #include "../cu_driver.h"
+#include "hosts_run.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -37,13 +36,8 @@ static int write_spec(const char *text)
 /* The runner's options for the spec file at `path`, off arm, simulated. */
 static struct mcc_scn_opts spec_opts(int engine)
 {
-	struct mcc_scn_opts o;
-	memset(&o, 0, sizeof(o));
+	struct mcc_scn_opts o = th_sim_opts("off", engine, 1, NULL);
 	o.spec_path = path;
-	o.mode = "off";
-	o.engine = engine;
-	o.exec = MCC_EXEC_SIM;
-	o.seed = 1;
 	return o;
 }
 
