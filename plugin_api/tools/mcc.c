@@ -70,6 +70,17 @@ static void quiet_log(void *arg, int level, const char *fmt, ...)
 	(void)fmt;
 }
 
+/* Loader options for one of the command's own loads: as engine `engine`,
+ * from `ini`, its log discarded. */
+static void quiet_opts(struct mcc_loader_opts *o, const char *engine, const char *ini)
+{
+	memset(o, 0, sizeof(*o));
+	o->struct_size = sizeof(*o);
+	o->engine = engine;
+	o->ini_path = ini;
+	o->log = quiet_log;
+}
+
 /* Print each line of `text` to stderr as "mcc: <tag>: <line>"; the number
  * of lines. */
 static int print_lines(const char *tag, const char *text)
@@ -130,11 +141,7 @@ static int cmd_check(const char *ini)
 	/* The configuration is valid: load the module it selects, exactly as an
 	 * engine's constructor does (same configuration, same checks of the
 	 * module and of its own section, init()). */
-	memset(&o, 0, sizeof(o));
-	o.struct_size = sizeof(o);
-	o.engine = "mcc-check";
-	o.ini_path = ini;
-	o.log = quiet_log;
+	quiet_opts(&o, "mcc-check", ini);
 	rc = mcc_instance_acquire(&o, &inst);
 	if (rc != 0) {
 		fprintf(stderr, "%s\n", mcc_instance_error(inst));
@@ -222,13 +229,9 @@ static int try_load(const char *tmpdir, const char *dir, const char *module, con
 	if (fclose(f) != 0)
 		return -EIO;
 
-	memset(&o, 0, sizeof(o));
-	o.struct_size = sizeof(o);
-	o.engine = "mcc-modules";
-	o.ini_path = ini;
+	quiet_opts(&o, "mcc-modules", ini);
 	o.module_dir = dir;
 	o.ignore_env = 1;
-	o.log = quiet_log;
 	rc = mcc_instance_acquire(&o, &inst);
 	v->ok = rc == 0;
 	if (rc == 0) {
