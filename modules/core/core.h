@@ -437,9 +437,11 @@ struct mcc_ancache {
  * pending pair retargeted to another pair: the lane writes it into its
  * spill ring (no locked operation, no write to the domain), the slow-path
  * lock holder adds it to the domain's cs.spilled and wakes the domain
- * (domain.c "spill"). A domain named by an entry is not freed. */
+ * (domain.c "spill"). A pair's counts are one entry naming both domains.
+ * A domain named by an entry is not freed. */
 struct mcc_spill {
 	struct mcc_dom *dom;
+	struct mcc_dom *dom2; /* a pending pair's device (the same counts), or NULL */
 	struct mcc_counters c;
 };
 

@@ -180,7 +180,7 @@ static bool fb_nonzero(const struct mcc_feedback *f)
 }
 
 /* A lane-owned counter set, read once (its only writer is this lane). */
-static inline struct mcc_counters fb_read(const struct mcc_feedback *f)
+static inline __attribute__((always_inline)) struct mcc_counters fb_read(const struct mcc_feedback *f)
 {
 	return (struct mcc_counters){ atomic_load_explicit(&f->admits, RLX),
 		                      atomic_load_explicit(&f->completed_bytes, RLX),
@@ -189,9 +189,11 @@ static inline struct mcc_counters fb_read(const struct mcc_feedback *f)
 		                      atomic_load_explicit(&f->lat_samples, RLX) };
 }
 
-/* Counts of `d` into the lane's spill ring (single producer); false when
- * the ring is full. */
-static inline bool spill_push(struct mcc_lane *lane, struct mcc_dom *d, const struct mcc_counters *c)
+/* Counts of `d` (and of `d2`, a pending pair's device, unless NULL) into
+ * the lane's spill ring (single producer); false when the ring is full. */
+static inline __attribute__((always_inline)) bool spill_push(struct mcc_lane *lane, struct mcc_dom *d,
+                                                             struct mcc_dom *d2,
+                                                             const struct mcc_counters *c)
 {
 	struct mcc_spillring *ring = &lane->spill;
 	uint32_t head = atomic_load_explicit(&ring->head, RLX);
@@ -199,6 +201,7 @@ static inline bool spill_push(struct mcc_lane *lane, struct mcc_dom *d, const st
 		return false;
 	struct mcc_spill *e = &ring->e[head & (MCC_SPILL_RING - 1)];
 	e->dom = d;
+	e->dom2 = d2;
 	e->c = *c;
 	atomic_store_explicit(&ring->head, head + 1, REL);
 	return true;
@@ -230,37 +233,65 @@ static COLD void spill_full(struct mcc_lane *lane, struct mcc_dom *d, const stru
 	wake_push(lane->core, d);
 }
 
-/* Counts of `d` that leave a lane-owned set (a rebound slot, a retargeted
- * pending pair): into the lane's slot for `d` when it is bound to `d`, else
- * through the spill ring. Inside a seqlock write section. */
+/* Counts of `d` that leave a rebound slot: through the spill ring. Inside
+ * a seqlock write section. */
 static inline void counts_out(struct mcc_lane *lane, struct mcc_dom *d, const struct mcc_counters *c)
 {
-	struct mcc_slot *s = mcc_slot_of(lane, d);
-	if (atomic_load_explicit(&s->dom, RLX) == d) {
-		mcc_ctr_add(&s->fb.admits, c->admits);
-		mcc_ctr_add(&s->fb.completed_bytes, c->completed_bytes);
-		mcc_ctr_add(&s->fb.completions, c->completions);
-		mcc_ctr_add(&s->fb.lat_sum_ns, c->lat_sum_ns);
-		mcc_ctr_add(&s->fb.lat_samples, c->lat_samples);
-	} else if (UNLIKELY(!spill_push(lane, d, c))) {
+	if (UNLIKELY(!spill_push(lane, d, NULL, c)))
 		spill_full(lane, d, c);
-	}
 }
 
-/* Move a pending pair's counts out (counts_out: a pair never needs its
- * slots bound, so a lane that uses many routes in exact mode evicts no
- * slot) and free it. Inside a seqlock write section. */
-static void pend_fold(struct mcc_lane *lane, struct mcc_pend *e)
+/* Move a pending pair's counts out, one spill entry for both domains (a
+ * pair never needs its slots bound, so a lane that uses many routes in
+ * exact mode evicts no slot, and its device's slot takes nothing: one
+ * entry per retarget) and free it. Inside a seqlock write section. */
+static inline __attribute__((always_inline)) void pend_out(struct mcc_lane *lane,
+                                                           struct mcc_pend *e)
 {
 	struct mcc_dom *rd = atomic_load_explicit(&e->rd, RLX);
 	if (!rd)
 		return;
-	struct mcc_counters c = fb_read(&e->fb);
-	counts_out(lane, rd, &c);
-	counts_out(lane, atomic_load_explicit(&e->dd, RLX), &c);
+	struct mcc_dom *dd = atomic_load_explicit(&e->dd, RLX);
+	struct mcc_spillring *ring = &lane->spill;
+	uint32_t head = atomic_load_explicit(&ring->head, RLX);
+	if (UNLIKELY(head - atomic_load_explicit(&ring->tail, ACQ) >= MCC_SPILL_RING)) {
+		struct mcc_counters c = fb_read(&e->fb);
+		spill_full(lane, rd, &c);
+		spill_full(lane, dd, &c);
+		return;
+	}
+	/* field by field from the pair into the entry (spill_push) */
+	struct mcc_spill *x = &ring->e[head & (MCC_SPILL_RING - 1)];
+	x->dom = rd;
+	x->dom2 = dd;
+	x->c.admits = atomic_load_explicit(&e->fb.admits, RLX);
+	x->c.completed_bytes = atomic_load_explicit(&e->fb.completed_bytes, RLX);
+	x->c.completions = atomic_load_explicit(&e->fb.completions, RLX);
+	x->c.lat_sum_ns = atomic_load_explicit(&e->fb.lat_sum_ns, RLX);
+	x->c.lat_samples = atomic_load_explicit(&e->fb.lat_samples, RLX);
+	atomic_store_explicit(&ring->head, head + 1, REL);
+}
+
+static void pend_fold(struct mcc_lane *lane, struct mcc_pend *e)
+{
+	pend_out(lane, e);
 	fb_zero(&e->fb);
 	atomic_store_explicit(&e->rd, NULL, RLX);
 	atomic_store_explicit(&e->dd, NULL, RLX);
+}
+
+/* Drained spill counts into `d`'s totals, `d` woken. */
+static void spill_take(struct mcc_core *core, struct mcc_dom *d, const struct mcc_counters *c)
+{
+	if (d->closed)
+		return;
+	struct mcc_counters *t = &d->cs.spilled;
+	t->admits += c->admits;
+	t->completed_bytes += c->completed_bytes;
+	t->completions += c->completions;
+	t->lat_sum_ns += c->lat_sum_ns;
+	t->lat_samples += c->lat_samples;
+	mcc_dom_wake(core, d); /* its totals moved */
 }
 
 void mcc_spill_drain(struct mcc_core *core)
@@ -280,16 +311,9 @@ void mcc_spill_drain(struct mcc_core *core)
 		uint32_t tail = atomic_load_explicit(&ring->tail, RLX);
 		for (; tail != head; tail++) {
 			const struct mcc_spill *e = &ring->e[tail & (MCC_SPILL_RING - 1)];
-			struct mcc_dom *d = e->dom;
-			if (!d->closed) {
-				struct mcc_counters *t = &d->cs.spilled;
-				t->admits += e->c.admits;
-				t->completed_bytes += e->c.completed_bytes;
-				t->completions += e->c.completions;
-				t->lat_sum_ns += e->c.lat_sum_ns;
-				t->lat_samples += e->c.lat_samples;
-				mcc_dom_wake(core, d); /* its totals moved */
-			}
+			spill_take(core, e->dom, &e->c);
+			if (e->dom2)
+				spill_take(core, e->dom2, &e->c);
 		}
 		atomic_store_explicit(&ring->tail, tail, REL);
 	}
@@ -552,7 +576,7 @@ void mcc_lane_flush_all(struct mcc_lane *lane)
 	uint32_t seq = atomic_load_explicit(&lane->seq, RLX);
 	atomic_store_explicit(&lane->seq, seq + 1, RLX); /* seqlock: write begins */
 	atomic_thread_fence(REL);
-	for (unsigned i = 0; i < MCC_LANE_PEND; i++) /* the pairs first: into the slots */
+	for (unsigned i = 0; i < MCC_LANE_PEND; i++) /* the pairs first: into the ring */
 		pend_fold(lane, &lane->pend[i]);
 	atomic_store_explicit(&lane->seq, seq + 2, REL); /* write ends */
 	for (unsigned i = 0; i < MCC_LANE_SLOTS; i++)
@@ -1221,18 +1245,38 @@ static inline struct mcc_pend *pend_hit(struct mcc_lane *lane, const struct mcc_
 	           : NULL;
 }
 
-/* Point the entry of (rd, dd) at that pair, its previous pair's counts
- * folded out (pend_fold). The slots of rd and dd stay as they are. */
-static COLD void pend_retarget(struct mcc_lane *lane, struct mcc_dom *rd, struct mcc_dom *dd)
+/* Point the entry of (rd, dd) at that pair with the counts `c`, its
+ * previous pair's counts moved out (pend_out): one seqlock section, the
+ * new counts stored, not zeroed and then added. The slots of rd and dd
+ * stay as they are. */
+static NOINLINE void pend_retarget(struct mcc_lane *lane, struct mcc_dom *rd, struct mcc_dom *dd,
+                                   const struct mcc_counters *c)
 {
 	struct mcc_pend *e = pend_of(lane, rd);
 	uint32_t seq = atomic_load_explicit(&lane->seq, RLX);
 	atomic_store_explicit(&lane->seq, seq + 1, RLX); /* seqlock: write begins */
 	atomic_thread_fence(REL);
-	pend_fold(lane, e);
+	pend_out(lane, e);
+	atomic_store_explicit(&e->fb.admits, c->admits, RLX);
+	atomic_store_explicit(&e->fb.completed_bytes, c->completed_bytes, RLX);
+	atomic_store_explicit(&e->fb.completions, c->completions, RLX);
+	atomic_store_explicit(&e->fb.lat_sum_ns, c->lat_sum_ns, RLX);
+	atomic_store_explicit(&e->fb.lat_samples, c->lat_samples, RLX);
 	atomic_store_explicit(&e->rd, rd, RLX);
 	atomic_store_explicit(&e->dd, dd, RLX);
 	atomic_store_explicit(&lane->seq, seq + 2, REL); /* write ends */
+}
+
+/* An admission counted in the lane's pending pair for (rd, dd): `e` when
+ * it holds that pair, else the entry retargeted with this admission. */
+static inline void pend_admit(struct mcc_lane *lane, struct mcc_pend *e, struct mcc_dom *rd,
+                              struct mcc_dom *dd)
+{
+	static const struct mcc_counters one = { 1, 0, 0, 0, 0 };
+	if (LIKELY(e != NULL))
+		mcc_ctr_add(&e->fb.admits, 1);
+	else
+		pend_retarget(lane, rd, dd, &one);
 }
 
 static inline void permit_settled(struct mcc_permit_v1 *p, uint64_t n)
@@ -1270,23 +1314,19 @@ static NOINLINE int credit_acquire(struct mcc_lane *lane, struct mcc_permit_v1 *
 	return acquire_declined(lane, p);
 }
 
-static COLD int exact_acquire_miss(struct mcc_lane *lane, struct mcc_permit_v1 *p,
-                                   struct mcc_dom *rd, struct mcc_dom *dd, uint64_t b);
-
 /*
  * Exact admission, the permit already filled: the device, then the route,
  * each a locked add tested on the value it returned (the bound is never
  * exceeded). A failed test takes both back and lets the general path decide
  * again with a compare-and-swap (dom_reserve), which also covers the race
  * where another attempt's bytes, added and about to be taken back, made
- * this one's test fail.
+ * this one's test fail. A lane whose pending pair holds another pair
+ * retargets it after the admission (pend_admit), no second pass.
  */
 static NOINLINE int exact_acquire(struct mcc_lane *lane, struct mcc_permit_v1 *p, struct mcc_dom *rd,
                                   struct mcc_dom *dd, uint64_t b)
 {
 	struct mcc_pend *e = pend_hit(lane, rd, dd);
-	if (UNLIKELY(!e))
-		return exact_acquire_miss(lane, p, rd, dd, b);
 	uint64_t dlim = atomic_load_explicit(&dd->limit, RLX);
 	int64_t old = atomic_fetch_add_explicit(&dd->inflight, (int64_t)b, RLX);
 	if (UNLIKELY(!exact_fits(dd, old, b, dlim))) {
@@ -1300,15 +1340,8 @@ static NOINLINE int exact_acquire(struct mcc_lane *lane, struct mcc_permit_v1 *p
 		atomic_fetch_sub_explicit(&dd->inflight, (int64_t)b, RLX);
 		return acquire_declined(lane, p);
 	}
-	mcc_ctr_add(&e->fb.admits, 1);
+	pend_admit(lane, e, rd, dd);
 	return MCC_ADMIT;
-}
-
-static COLD int exact_acquire_miss(struct mcc_lane *lane, struct mcc_permit_v1 *p,
-                                   struct mcc_dom *rd, struct mcc_dom *dd, uint64_t b)
-{
-	pend_retarget(lane, rd, dd);
-	return exact_acquire(lane, p, rd, dd, b);
 }
 
 /* Credit mode and HEALTHY (low nibble 0), or mcc_ctl_exact_admits(). */
@@ -1339,9 +1372,6 @@ static inline struct mcc_dom *mixed_credit(const struct mcc_permit_v1 *p, bool r
 	return rx ? &p->device->d : &p->route->d;
 }
 
-static COLD int mixed_acquire_miss(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t rctl,
-                                   uint64_t dctl);
-
 /* The exact domain's test failed: give both reservations back, let the
  * general path decide again. */
 static COLD int mixed_acquire_undo(struct mcc_lane *lane, struct mcc_permit_v1 *p, bool rx)
@@ -1361,8 +1391,6 @@ static NOINLINE int mixed_acquire(struct mcc_lane *lane, struct mcc_permit_v1 *p
                                   uint64_t dctl)
 {
 	struct mcc_pend *e = pend_hit(lane, &p->route->d, &p->device->d);
-	if (UNLIKELY(!e))
-		return mixed_acquire_miss(lane, p, rctl, dctl);
 	bool rx = rctl & MCC_CTL_EXACT;
 	uint64_t b = p->bytes;
 	struct mcc_slot *s = slot_bound(lane, mixed_credit(p, rx), rx ? dctl : rctl);
@@ -1375,34 +1403,18 @@ static NOINLINE int mixed_acquire(struct mcc_lane *lane, struct mcc_permit_v1 *p
 	int64_t old = atomic_fetch_add_explicit(&xd->inflight, (int64_t)b, RLX);
 	if (UNLIKELY(!exact_fits(xd, old, b, lim)))
 		return mixed_acquire_undo(lane, p, rx);
-	mcc_ctr_add(&e->fb.admits, 1);
+	pend_admit(lane, e, &p->route->d, &p->device->d);
 	return MCC_ADMIT;
 }
 
-static COLD int mixed_acquire_miss(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t rctl,
-                                   uint64_t dctl)
+/* Neither both domains in credit nor both in exact mode, the permit
+ * filled: mixed, else the general path. */
+static NOINLINE int acquire_other(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t rctl,
+                                  uint64_t dctl)
 {
-	pend_retarget(lane, &p->route->d, &p->device->d);
-	return mixed_acquire(lane, p, rctl, dctl);
-}
-
-/* Neither both domains in credit nor both in exact mode, or a new
- * generation or slice size: mixed, else the general path. Apart from
- * mcc_core_try_acquire, whose own code the third mode would grow. */
-static NOINLINE int acquire_other(struct mcc_lane *lane, struct mcc_route *r, uint64_t bytes,
-                                  uint32_t generation, const struct mcc_task_ref_v1 *task,
-                                  struct mcc_permit_v1 *p)
-{
-	struct mcc_device *dv = atomic_load_explicit(&r->dev, ACQ);
-	uint64_t rctl = atomic_load_explicit(&r->d.ctl, ACQ);
-	uint64_t dctl = atomic_load_explicit(&dv->d.ctl, ACQ);
-	if (LIKELY(generation <= atomic_load_explicit(&r->d.generation, RLX) &&
-	           bytes <= atomic_load_explicit(&r->d.max_slice, RLX) && ctl_fast_admits(rctl) &&
-	           ctl_fast_admits(dctl))) {
-		permit_fill(p, r, dv, bytes, generation, task);
+	if (LIKELY(ctl_fast_admits(rctl) && ctl_fast_admits(dctl)))
 		return mixed_acquire(lane, p, rctl, dctl);
-	}
-	return mcc_core_acquire_general(lane, r, bytes, generation, task, p);
+	return acquire_declined(lane, p);
 }
 
 int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t generation,
@@ -1418,16 +1430,14 @@ int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t 
 	uint64_t dctl = atomic_load_explicit(&dv->d.ctl, ACQ);
 	if (LIKELY(generation <= atomic_load_explicit(&r->d.generation, RLX) &&
 	           bytes <= atomic_load_explicit(&r->d.max_slice, RLX))) {
-		if (LIKELY(!((rctl | dctl) & MCC_CTL_SLOWPATH))) {
-			permit_fill(p, r, dv, bytes, generation, task);
+		permit_fill(p, r, dv, bytes, generation, task);
+		if (LIKELY(!((rctl | dctl) & MCC_CTL_SLOWPATH)))
 			return credit_acquire(lane, p, rctl, dctl);
-		}
-		if (mcc_ctl_exact_admits(rctl) && mcc_ctl_exact_admits(dctl)) {
-			permit_fill(p, r, dv, bytes, generation, task);
+		if (mcc_ctl_exact_admits(rctl) && mcc_ctl_exact_admits(dctl))
 			return exact_acquire(lane, p, &r->d, &dv->d, bytes);
-		}
+		return acquire_other(lane, p, rctl, dctl);
 	}
-	return acquire_other(lane, r, bytes, generation, task, p);
+	return mcc_core_acquire_general(lane, r, bytes, generation, task, p);
 }
 
 /* Settle `n` bytes into this lane's cached credit of both domains when
@@ -1538,10 +1548,8 @@ static NOINLINE void credit_complete(struct mcc_lane *lane, struct mcc_permit_v1
 static COLD void pend_completion_miss(struct mcc_lane *lane, struct mcc_permit_v1 *p, uint64_t n,
                                       uint64_t lat, const struct mcc_completion_v1 *slow)
 {
-	struct mcc_dom *rd = &p->route->d;
-	pend_retarget(lane, rd, &p->device->d);
-	struct mcc_pend *e = pend_of(lane, rd);
-	fb_completion(&e->fb, n, lat);
+	struct mcc_counters c = { 0, n, 1, lat, lat ? 1 : 0 };
+	pend_retarget(lane, &p->route->d, &p->device->d, &c);
 	if (slow)
 		completion_evidence(lane, p, slow);
 }
