@@ -83,12 +83,14 @@ get() { # get OP OPEN ACTIVE COLUMN(5: insns, 6: ns)
 }
 
 if [ -n "$ci" ]; then
-	say "CI check: 1,000 and 16,384 routes, 0 and 100 busy; one lane over 1 and 512 routes"
+	say "CI check: 1,000 and 16,384 routes, 0 and 100 busy; one lane over 1 and 1,024 routes"
 	for n in 1000 16384; do
 		measure "run$n" run "$n" 0,100 10 1000 10000 "$mod"
 	done
-	MCC_SCALE_EXACT=1 measure lane1 lane 1 20000 "$mod"
-	MCC_SCALE_EXACT=1 measure lane512 lane 512 20000 "$mod"
+	measure lane1 lane 1 20000 "$mod"
+	measure lane1024 lane 1024 20000 "$mod"
+	MCC_SCALE_EXACT=1 measure lanex1 lane 1 20000 "$mod"
+	MCC_SCALE_EXACT=1 measure lanex1024 lane 1024 20000 "$mod"
 	fail=0
 	check() { # check WHAT VALUE BUDGET
 		if awk -v v="$2" -v b="$3" 'BEGIN { exit !(v > b) }'; then
@@ -109,9 +111,12 @@ if [ -n "$ci" ]; then
 	check "pair, 16k open / 1k open (x)" \
 		"$(awk -v a="$(get pair 16384 100 5)" -v b="$(get pair 1000 100 5)" 'BEGIN { printf "%.3f", a / b }')" \
 		"${SCALE_PAIR_RATIO:-1.1}"
-	check "one lane, 512 routes / 1 route, exact mode (x)" \
-		"$(awk -v a="$(get lane_exact 512 512 5)" -v b="$(get lane_exact 1 1 5)" 'BEGIN { printf "%.3f", a / b }')" \
-		"${SCALE_LANE_RATIO:-2.0}"
+	check "one lane, 1,024 routes / 1 route (x)" \
+		"$(awk -v a="$(get lane 1024 1024 5)" -v b="$(get lane 1 1 5)" 'BEGIN { printf "%.3f", a / b }')" \
+		"${SCALE_LANE_RATIO:-1.5}"
+	check "one lane, 1,024 routes / 1 route, exact mode (x)" \
+		"$(awk -v a="$(get lane_exact 1024 1024 5)" -v b="$(get lane_exact 1 1 5)" 'BEGIN { printf "%.3f", a / b }')" \
+		"${SCALE_LANE_RATIO:-1.5}"
 	exit $fail
 fi
 
