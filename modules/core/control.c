@@ -701,7 +701,10 @@ static void measure(struct mcc_dom *d, uint64_t dt, uint64_t now)
 	cs->ep_rnr = mcc_take(&d->rnr_pending);
 	cs->drain_us =
 	        gap_capped(cs, actual, drain_of(actual, cs->rate, cs->ep_lat, cs->ep_latn), now);
-	cs->x_actual = cs->x_rate = cs->x_lat = cs->x_latn = 0;
+	if (d->kind == MCC_DOM_DEVICE) {
+		struct mcc_device *dv = (struct mcc_device *)d;
+		dv->x_actual = dv->x_rate = dv->x_lat = dv->x_latn = 0;
+	}
 	cs->route_limited = false;
 }
 
@@ -717,7 +720,7 @@ static void route_pressure(struct mcc_core *core, struct mcc_route *r)
 	           (dc && cs->drain_us > 2 * dc->drain_us + core->p.target_drain_us);
 	cs->route_limited = lim;
 	if (lim && dv) {
-		struct mcc_ctl *x = &dv->d.cs;
+		struct mcc_device *x = dv;
 		x->x_actual += cs->ep_actual;
 		/* at most what it delivered this epoch: a rate kept from a busy
 		 * spell before an idle one (rates only move in active epochs)
@@ -733,10 +736,10 @@ static void route_pressure(struct mcc_core *core, struct mcc_route *r)
 static void device_pressure(struct mcc_device *dv, uint64_t now)
 {
 	struct mcc_ctl *cs = &dv->d.cs;
-	uint64_t a = sub0(cs->ep_actual, cs->x_actual);
-	uint64_t latn = sub0(cs->ep_latn, cs->x_latn);
-	uint64_t lat = latn ? sub0(cs->ep_lat, cs->x_lat) : 0;
-	uint64_t rate = sub0(cs->rate, cs->x_rate);
+	uint64_t a = sub0(cs->ep_actual, dv->x_actual);
+	uint64_t latn = sub0(cs->ep_latn, dv->x_latn);
+	uint64_t lat = latn ? sub0(cs->ep_lat, dv->x_lat) : 0;
+	uint64_t rate = sub0(cs->rate, dv->x_rate);
 	if (!rate) /* rates are smoothed per domain: no usable difference */
 		rate = cs->rate;
 	cs->drain_us = gap_capped(cs, a, drain_of(a, rate, lat, latn), now);
@@ -1044,7 +1047,7 @@ static void deadlines(struct mcc_core *core, uint64_t now)
 		struct mcc_deadline *dl = &core->dl[i];
 		struct mcc_route *r = dl->route;
 		struct mcc_device *dv = dl->dev ? dl->dev : atomic_load_explicit(&r->dev, RLX);
-		bool progress = atomic_load_explicit(&dv->d.progress_mark, RLX) == ep;
+		bool progress = atomic_load_explicit(&dv->progress_mark, RLX) == ep;
 		struct mcc_cls c = mcc_classify(MCC_SRC_SIGNAL, MCC_SIG_SOFT_DEADLINE,
 		                                progress ? MCC_CLS_AUX_POLLER_PROGRESS : 0);
 		uint32_t reason = c.reason;

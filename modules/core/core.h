@@ -209,9 +209,6 @@ struct mcc_ctl {
 	uint64_t ep_actual; /* in-flight bytes, lane credit excluded */
 	uint64_t ep_rnr;    /* receiver-pressure completions */
 	uint64_t ep_rate;   /* delivery rate of this epoch alone, bytes/s */
-	/* device: what its route-limited routes contributed (excluded from the
-	 * device's own pressure) */
-	uint64_t x_actual, x_rate, x_lat, x_latn;
 	uint64_t pre_q_window; /* window before quarantine: recovery target */
 	uint64_t cooldown_ms;  /* current (flap-damped) cooldown */
 	uint64_t last_q_ns;    /* host time of the last quarantine; 0: never */
@@ -280,8 +277,7 @@ struct mcc_dom {
 	_Atomic uint64_t suppressed;     /* soft deadlines dropped for poller stall */
 
 	/* line 4 */
-	alignas(MCC_LINE) _Atomic uint64_t progress_mark; /* device: epoch of the last poll pass */
-	_Atomic uint64_t probe_bound;    /* PROBING bound (0: one slice) */
+	alignas(MCC_LINE) _Atomic uint64_t probe_bound; /* PROBING bound (0: one slice) */
 	_Atomic uint64_t q_until_ns;     /* end of the cooldown (QUARANTINED) */
 	_Atomic(struct mcc_dom *) wnext; /* core->wake_head stack link */
 	_Atomic uint32_t paced;          /* route: paced (law.h "Pacing"), see pace_take */
@@ -333,6 +329,9 @@ struct mcc_route;
 
 struct mcc_device {
 	struct mcc_dom d; /* first */
+	/* what its route-limited routes contributed this epoch (excluded from
+	 * the device's own pressure; cold, tick scratch) */
+	uint64_t x_actual, x_rate, x_lat, x_latn;
 	uint32_t device_id;
 	uint32_t num_ports;
 	uint64_t link_rate_bps;
@@ -340,6 +339,8 @@ struct mcc_device {
 	uint32_t nroutes;        /* cold: open routes bound to it (a new route's share) */
 	struct mcc_route *routes; /* cold: those routes, newest first (scoped quarantine) */
 	char name[64];
+	/* epoch of the last poll pass (poller_progress): its own line */
+	alignas(MCC_LINE) _Atomic uint64_t progress_mark;
 };
 
 struct mcc_route {

@@ -1638,6 +1638,6 @@ void mcc_core_poller_progress(mcc_lane *lane, mcc_device *dev, uint32_t ncqe)
 	if (UNLIKELY(!lane || !dev || atomic_load_explicit(&lane->closed, RLX)))
 		return;
 	uint64_t ep = atomic_load_explicit(&lane->core->epoch_no, RLX);
-	if (atomic_load_explicit(&dev->d.progress_mark, RLX) != ep)
-		atomic_store_explicit(&dev->d.progress_mark, ep, RLX);
+	if (atomic_load_explicit(&dev->progress_mark, RLX) != ep)
+		atomic_store_explicit(&dev->progress_mark, ep, RLX);
 }

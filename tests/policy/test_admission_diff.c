@@ -565,11 +565,14 @@ static void cmp_dom(struct diff *df, const char *name, int i, const struct run *
 	DOMF(backlog);
 	DOMF(suppressed);
 	DOMF(err_gen);
-	DOMF(progress_mark);
 	DOMF(probe_bound);
 	DOMF(q_until_ns);
 	DOMF(meta_stale_gen);
 #undef DOMF
+	if (x->kind == MCC_DOM_DEVICE && y->kind == MCC_DOM_DEVICE)
+		differ(df, (uint64_t)atomic_load(&((const struct mcc_device *)y)->progress_mark),
+		       (uint64_t)atomic_load(&((const struct mcc_device *)x)->progress_mark),
+		       "%s %d progress_mark", name, i);
 	differ(df, eff_inflight(y), eff_inflight(x), "%s %d inflight - stale_est", name, i);
 	for (int k = 0; k < NLANE; k++)
 		differ(df, cur_credit(b->lane[k], y), cur_credit(a->lane[k], x),
