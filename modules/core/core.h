@@ -336,6 +336,7 @@ struct mcc_device {
 	uint32_t num_ports;
 	uint64_t link_rate_bps;
 	bool software; /* rdma_rxe, siw: serialises on the host (policy.c) */
+	bool close_pending; /* closed with routes open: freed with the last */
 	uint32_t nroutes;        /* cold: open routes bound to it (a new route's share) */
 	struct mcc_route *routes; /* cold: those routes, newest first (scoped quarantine) */
 	char name[64];

@@ -321,7 +321,20 @@ void mcc_core_device_close(void *ctx, mcc_device *dv)
 	for (uint32_t i = 0; i < core->ndl; i++)
 		if (core->dl[i].dev == dv)
 			core->dl[i].dev = NULL;
-	dom_retire(core, &core->devices, &dv->d);
+	if (dv->close_pending) {
+		mcc_log(core, MCC_LOG_ERROR, "device_close: device %s closed twice; ignored", dv->name);
+	} else if (dv->nroutes) {
+		/* a contract breach (routes close first): the routes still
+		 * point at the device, so it lives until the last of them
+		 * closes (dev_unlink) and takes no new route meanwhile */
+		mcc_log(core, MCC_LOG_ERROR,
+		        "device_close: device %s has %u open routes (close them first): "
+		        "freed when the last one closes",
+		        dv->name, dv->nroutes);
+		dv->close_pending = true;
+	} else {
+		dom_retire(core, &core->devices, &dv->d);
+	}
 	pthread_mutex_unlock(&core->lock);
 }
 
@@ -405,7 +418,7 @@ static void dev_link(struct mcc_device *dv, struct mcc_route *r)
 	dv->nroutes++;
 }
 
-static void dev_unlink(struct mcc_device *dv, struct mcc_route *r)
+static void dev_unlink(struct mcc_core *core, struct mcc_device *dv, struct mcc_route *r)
 {
 	if (r->dprev)
 		r->dprev->dnext = r->dnext;
@@ -414,7 +427,8 @@ static void dev_unlink(struct mcc_device *dv, struct mcc_route *r)
 	if (r->dnext)
 		r->dnext->dprev = r->dprev;
 	r->dnext = r->dprev = NULL;
-	dv->nroutes--;
+	if (--dv->nroutes == 0 && dv->close_pending)
+		dom_retire(core, &core->devices, &dv->d);
 }
 
 int mcc_core_route_open(void *ctx, mcc_device *dv, const struct mcc_route_desc_v1 *desc,
@@ -427,6 +441,10 @@ int mcc_core_route_open(void *ctx, mcc_device *dv, const struct mcc_route_desc_v
 	if (MCC_HAS_MEMBER(struct mcc_route_desc_v1, desc->struct_size, peer_path) && desc->peer_path)
 		path = desc->peer_path;
 	pthread_mutex_lock(&core->lock);
+	if (dv->close_pending) { /* closed, kept for its routes only */
+		pthread_mutex_unlock(&core->lock);
+		return -EINVAL;
+	}
 	struct mcc_route *o = rtab_find(core, dv, desc->route_id);
 	if (o) {
 		o->refs++; /* already open: the same handle */
@@ -473,11 +491,15 @@ int mcc_core_route_rebind(void *ctx, mcc_route *r, mcc_device *dv, uint32_t port
 	if (!core || !r || !dv)
 		return -EINVAL;
 	pthread_mutex_lock(&core->lock);
+	if (dv->close_pending) {
+		pthread_mutex_unlock(&core->lock);
+		return -EINVAL;
+	}
 	/* state and window stay; live permits settle on their own device */
 	struct mcc_device *old = atomic_load_explicit(&r->dev, RLX);
 	if (old != dv) {
 		rtab_unlink(core, r);
-		dev_unlink(old, r);
+		dev_unlink(core, old, r);
 		atomic_store_explicit(&r->dev, dv, REL);
 		rtab_link(core, r);
 		dev_link(dv, r);
@@ -508,7 +530,7 @@ void mcc_core_route_close(void *ctx, mcc_route *r)
 	mcc_ev_drain(core);
 	mcc_reg_put(core, r->name_idx);
 	rtab_unlink(core, r);
-	dev_unlink(atomic_load_explicit(&r->dev, RLX), r);
+	dev_unlink(core, atomic_load_explicit(&r->dev, RLX), r);
 	core->nroutes--;
 	dom_retire(core, &core->routes, &r->d);
 	pthread_mutex_unlock(&core->lock);

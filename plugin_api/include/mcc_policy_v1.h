@@ -624,7 +624,9 @@ struct mcc_policy_v1 {
 	/*
 	 * device_open / device_close - the device domain of one local RDMA
 	 * device (TE: one per worker context; TENT: one per NicID). Close only
-	 * after all routes on it are closed and all its permits settled.
+	 * after all routes on it are closed and all its permits settled (the
+	 * aimd and observe modules survive a device closed first: they log an
+	 * error, refuse new routes on it and free it with its last route).
 	 * Thread: any, slow path (engine constructor, monitor, teardown).
 	 * Errors: device_open 0 / -errno (-EINVAL, -ENOMEM); device_close none
 	 * (void; it cannot fail, and a NULL device is ignored).

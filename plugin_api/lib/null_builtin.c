@@ -268,11 +268,15 @@ static void null_tick(void *ctx, uint64_t now_ns)
 /* ------------------------------------------------------- observability */
 
 /* Zero the members of a caller-sized struct (at least its v1.0 size) after
- * its leading struct_size, never writing beyond our own sizeof: a later
- * minor's tail belongs to the caller. */
+ * its leading struct_size, never writing beyond the smaller of its
+ * struct_size and our own sizeof: an earlier minor's struct ends before
+ * ours, a later minor's tail belongs to the caller. */
 static void null_zero_tail(void *out, size_t our_size)
 {
-	memset((char *)out + sizeof(uint32_t), 0, our_size - sizeof(uint32_t));
+	uint32_t theirs;
+	memcpy(&theirs, out, sizeof(theirs));
+	size_t n = theirs < our_size ? theirs : our_size;
+	memset((char *)out + sizeof(uint32_t), 0, n - sizeof(uint32_t));
 }
 
 static int null_task_query(void *ctx, const struct mcc_task_ref_v1 *task, uint32_t host_flags,

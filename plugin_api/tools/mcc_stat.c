@@ -123,7 +123,8 @@ static int scan_dir(const char *dir, long pid, struct target **v, size_t *n)
 		}
 	}
 	closedir(d);
-	qsort(*v, *n, sizeof(**v), by_path);
+	if (*n > 1) /* an empty directory leaves *v NULL, which qsort may not take */
+		qsort(*v, *n, sizeof(**v), by_path);
 	return 0;
 }
 

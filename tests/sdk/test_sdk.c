@@ -486,9 +486,12 @@ static void test_route_generations(void)
 	/* bad arguments */
 	CU_ASSERT_EQUAL(mcc_engine_route_open(e, dev, KEY_B, 0, 1, NULL, &gone), -EINVAL);
 	CU_ASSERT_EQUAL(mcc_engine_route_open(e, NULL, KEY_B, 3, 1, NULL, &gone), -EINVAL);
-	/* a route left open is closed by engine close */
+	/* a route left open is closed by engine close; its device closed
+	 * first (a contract breach) lives until then and takes no new route */
 	mcc_engine_route_put(other);
 	ops->device_close(mcc_engine_ctx(e), dev);
+	CU_ASSERT_EQUAL(mcc_engine_route_open(e, dev, "c", 1, 1, NULL, &gone), -EINVAL);
+	CU_ASSERT_PTR_NULL(gone);
 	mcc_engine_close(e);
 }
 
