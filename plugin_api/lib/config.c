@@ -977,7 +977,9 @@ warn_add(char *warn, size_t warnlen, const char *fmt, ...)
  * variable, naming the known variable it is closest to. */
 static void env_unknown(char *warn, size_t warnlen)
 {
-	static const char *const extra[] = { ENV_CONFIG, ENV_LOG_LEVEL };
+	/* the Mooncake adapter's periodic summary (INTEGRATION.md) is its own */
+	static const char *const extra[] = { ENV_CONFIG, ENV_LOG_LEVEL, ENV_PREFIX "SUMMARY_MS" };
+	const unsigned nextra = sizeof(extra) / sizeof(extra[0]);
 
 	for (char **e = environ; e && *e; e++) {
 		const char *eq = strchr(*e, '='), *near = NULL;
@@ -989,7 +991,7 @@ static void env_unknown(char *warn, size_t warnlen)
 
 		if (strncmp(*e, ENV_PREFIX, sizeof(ENV_PREFIX) - 1) != 0)
 			continue;
-		for (unsigned i = 0; i < K_COUNT_ + 2 && !known; i++) {
+		for (unsigned i = 0; i < K_COUNT_ + nextra && !known; i++) {
 			const char *name = i < K_COUNT_ ? keys[i].env : extra[i - K_COUNT_];
 			unsigned d;
 
