@@ -854,11 +854,12 @@ static int ctx_dev_bad(te_engine *e, struct te_ctx *ctx, uint64_t now, int kind)
 
 /* A refusal on rt (Pool::mark_refusal): AVOID marks the path until the
  * cooldown ends (PROBING over its budget: a backoff doubling from one
- * epoch); a DEFER while the route is SUSPECT or the route or device is held
- * near its floor marks it held for TE_HELD_EPOCHS epochs. A DEFER at a
+ * epoch); a DEFER while the route is SUSPECT, or held near its floor (too
+ * full there for the slice), or its device is near its floor, marks it held
+ * for TE_HELD_EPOCHS epochs (mcc_engine.h "DEFER near the floor"). A DEFER at a
  * large window (full, not held) marks nothing. */
 static void cc_mark_refusal(te_engine *e, struct te_ctx *ctx, struct te_route *rt, int d,
-                            uint64_t now)
+                            uint64_t len, uint64_t now)
 {
 	struct mcc_domain_stats_v1 st, ds;
 	memset(&st, 0, sizeof(st));
@@ -869,7 +870,9 @@ static void cc_mark_refusal(te_engine *e, struct te_ctx *ctx, struct te_route *r
 	int dev_held = dok && (ds.state >= MCC_PATH_QUARANTINED ||
 	                       (d == MCC_DEFER && e->floor && ds.window_bytes <= e->floor));
 	int held = d == MCC_DEFER &&
-	           ((rok && (st.state == MCC_PATH_SUSPECT || (e->floor && st.window_bytes <= e->floor))) ||
+	           ((rok && (st.state == MCC_PATH_SUSPECT ||
+	                     (e->floor && st.window_bytes <= e->floor &&
+	                      st.inflight_bytes + len > st.window_bytes))) ||
 	            dev_held);
 	if (dev_held)
 		atomic_store(&ctx->dev_held_until, now + TE_HELD_EPOCHS * e->epoch_ns);
@@ -1012,6 +1015,7 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 	uint64_t now = now_of(e);
 	uint32_t posted = 0;
 	int refused = 0; /* the policy's refusal of this pass */
+	uint64_t refused_len = 0; /* the refused slice's bytes */
 
 	/* site 9: a marked path's group goes where the controller says, before
 	 * TE's rail check (which would charge the retry budget) */
@@ -1084,6 +1088,7 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 				CNT_ADD(e, avoids, d == MCC_AVOID);
 				*blocked |= d == MCC_DEFER ? TE_BLOCKED_DEFER : 1;
 				refused = d;
+				refused_len = s->len;
 				break;
 			}
 			if (d == MCC_ADMIT) {
@@ -1143,8 +1148,8 @@ static uint32_t post_group(te_engine *e, struct te_worker *w, struct te_route *r
 	atomic_fetch_sub(&ep->refs, 1);
 	if (dead && rt->pq) /* endpoint replaced under us: resolve again next pass */
 		*blocked = 1;
-	MCC_HOOK(if (refused) cc_mark_refusal(e, ctx, rt, refused, now);)
-	MCC_NOCC((void)refused;)
+	MCC_HOOK(if (refused) cc_mark_refusal(e, ctx, rt, refused, refused_len, now);)
+	MCC_NOCC((void)refused; (void)refused_len;)
 	CNT_ADD(e, slices_posted, posted);
 	return posted;
 }

@@ -540,7 +540,8 @@ static void visit(struct mcc_core *core, struct mcc_dom *d, uint64_t now, uint64
 	uint64_t ctl = atomic_load_explicit(&d->ctl, RLX);
 	if (ctl != ctl0 || atomic_load_explicit(&d->window, RLX) != w0 ||
 	    memcmp(&law0, &d->cs.law, sizeof(law0)) != 0 || d->cs.busy || d->cs.pace ||
-	    d->cs.hard_errors || atomic_load_explicit(&d->paced, RLX))
+	    d->cs.hard_errors || atomic_load_explicit(&d->paced, RLX) ||
+	    atomic_load_explicit(&d->inflight, RLX) || atomic_load_explicit(&d->stale_returned, RLX))
 		return;
 	uint32_t st = mcc_ctl_state(ctl);
 	if (st == MCC_PATH_HEALTHY || st == MCC_PATH_CONGESTED)

@@ -17,10 +17,8 @@
  *   q <= target (calm)  after low_pressure_epochs calm epochs, growth every
  *                       calm epoch: fast recovery halves the gap to the
  *                       window before the last cut for fast_recovery_epochs
- *                       epochs, then + ai_bytes, at most half the minimum
- *                       window so that every window grows by the same bytes;
- *                       each step at most half the window and tapered by
- *                       queueing, (target - q) /
+ *                       epochs, then + ai_bytes; each step at most half the
+ *                       window and tapered by queueing, (target - q) /
  *                       target, whole at no queueing, 1/16 at the target.
  *
  * Flows that share a bottleneck see the same queueing, so they cut in the
@@ -255,11 +253,7 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 		s->fr_left--;
 	} else {
 		s->fr_left = 0;
-		/* the same bytes for every window at or above the minimum:
-		 * grow_step's half-window cap alone would give a window below
-		 * 2 x ai_bytes a step in proportion to itself, multiplicative
-		 * growth, which keeps whatever split the flows had */
-		step = p->ai_bytes < p->min_window / 2 ? p->ai_bytes : p->min_window / 2;
+		step = p->ai_bytes;
 	}
 	uint64_t nw = w + grow_step(step, w, q, t);
 	out->window = nw > p->max_window ? p->max_window : nw;

@@ -515,10 +515,13 @@ void mcc_engine_room_notify(mcc_engine *e);
 #define MCC_ENGINE_DECISION_NO_ALTERNATE(d) ((d) == MCC_AVOID ? MCC_DEFER : (d))
 
 /*
- * DEFER near the floor: a route DEFERred while its window (or its device's)
- * is at most twice min_window_bytes is held there by the policy (its
- * completions read as queueing: congestion, or gray loss that retransmits
- * without error WCs), not merely full. An engine that has a sibling route
+ * DEFER near the floor: a route DEFERred while its own window is at most
+ * twice min_window_bytes and too full for the refused slice, or while its
+ * device's window is at most twice min_window_bytes, is held there by the
+ * policy (its completions read as queueing: congestion, or gray loss that
+ * retransmits without error WCs), not merely full. A route near its floor
+ * that had room was refused by its device and is not held itself: held, it
+ * would carry nothing, complete nothing and never regrow. An engine that has a sibling route
  * to the same peer (another NIC) which has not been DEFERred for an epoch,
  * is not paused and not avoided may move the slices queued on the held
  * route there, without charging their retry budget and a bounded number of

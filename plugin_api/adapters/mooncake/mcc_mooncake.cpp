@@ -627,14 +627,14 @@ int Pool::admit(Lane *l, Route *rt, const SliceInfo &si) noexcept
 	bump(l->refused_calls);
 	l->pass_refused++;
 	remember_refusal(l, rt, si.bytes, true);
-	mark_refusal(rt, d);
+	mark_refusal(rt, d, si.bytes);
 	return MCC_DEFER;
 }
 
 /* A refusal the policy answered (slow path: at most one per refused route
  * and lane until room may be back): the route's quiet time (AVOID with a
  * cooldown) and the path's reroute mark. */
-void Pool::mark_refusal(Route *rt, int d) noexcept
+void Pool::mark_refusal(Route *rt, int d, std::uint64_t bytes) noexcept
 {
 	const std::uint64_t now = mcc_engine_now(e_), epoch = mcc_engine_retry_after_ns(e_);
 	mcc_domain_stats_v1 st, ds;
@@ -653,14 +653,17 @@ void Pool::mark_refusal(Route *rt, int d) noexcept
 		}
 	}
 	/* held near the floor: its completions read as queueing (gray loss, a
-	 * sick NIC), or it is SUSPECT; not merely full at a large window */
+	 * sick NIC), or it is SUSPECT; not merely full at a large window, and
+	 * not a route with room whose device refused (a route held for no
+	 * traffic of its own would never complete anything to regrow by) */
 	/* (a policy whose windows never leave the floor holds nothing there) */
 	const std::uint64_t floor = 2 * min_window_ < max_window_ ? 2 * min_window_ : 0;
 	bool dev_held = dok && (ds.state >= MCC_PATH_QUARANTINED ||
 	                        (d == MCC_DEFER && ds.window_bytes <= floor));
-	bool held = d == MCC_DEFER && ((rok && (st.state == MCC_PATH_SUSPECT ||
-	                                         st.window_bytes <= floor)) ||
-	                               dev_held);
+	bool held = d == MCC_DEFER &&
+	            ((rok && (st.state == MCC_PATH_SUSPECT ||
+	                      (st.window_bytes <= floor && st.inflight_bytes + bytes > st.window_bytes))) ||
+	             dev_held);
 	if (dev_held)
 		dev_held_until_.store(now + kGrowthEpochs * epoch, RLX);
 	if (d != MCC_AVOID && !held)

@@ -432,7 +432,7 @@ private:
 	explicit Pool(Inert) noexcept;
 	struct Slot;
 	struct Mark; /* a peer path's reroute mark (mu_) */
-	void mark_refusal(Route *rt, int decision) noexcept;
+	void mark_refusal(Route *rt, int decision, std::uint64_t bytes) noexcept;
 	int mark_of(const std::string &key, std::uint64_t now) const noexcept;
 	bool local_alternative(const std::string &key, int kind) const noexcept;
 	bool peer_alternative(const std::string &key, int kind, std::uint64_t now) const noexcept;
