@@ -23,7 +23,8 @@ MODULE_CPPFLAGS="-I$FUZZ_SRCDIR/plugin_api/lib -I$FUZZ_SRCDIR/modules/core"
 : "${FUZZ_DEFS:=}" "${CLASSIFY_SRCS:=modules/core/classify.c}"
 
 # configure's feature macros (-DHAVE_SECURE_GETENV=1 ...); the quoted
-# PACKAGE_* strings of $(DEFS) are not needed and would not survive the shell.
+# PACKAGE_* strings of $(DEFS) would not survive the shell (PACKAGE_VERSION,
+# which names.c needs, comes in FUZZ_CPPFLAGS).
 for d in $FUZZ_DEFS; do
 	case $d in -DHAVE_*) FUZZ_CPPFLAGS="$FUZZ_CPPFLAGS $d" ;; esac
 done
