@@ -444,6 +444,10 @@ static struct te_route *route_get(te_engine *e, struct te_ctx *ctx, int32_t seg,
 
 #if MCC_CC_COMPILED_IN
 static int ctx_dev_bad(te_engine *e, struct te_ctx *ctx, uint64_t now, int kind);
+static unsigned cc_local_ok(te_engine *e, struct te_ctx *ctx, int32_t seg, uint32_t ndev,
+                            uint64_t now);
+/* bit of cc_local_ok()'s answer for peer device `dev` marked `kind` (1, 2) */
+#define LOCAL_OK_BIT(dev, kind) (2u * (unsigned)(dev) + (unsigned)(kind) - 1u)
 
 /* The reroute mark of rt at now (rt_mu held). */
 static int rt_marked(const struct te_route *rt, uint64_t now)
@@ -475,14 +479,20 @@ static int peer_alt_locked(struct te_ctx *ctx, int32_t seg, int dev, int kind, u
  * (ctx, seg, dev) and ctx has another route to the peer that can take it,
  * on a device that can: TE's selection passes over it. Never the last
  * usable path to the peer. */
-static int avoided_locked(te_engine *e, struct te_ctx *ctx, int32_t seg, int dev, uint64_t now)
+static int avoided_locked(te_engine *e, struct te_ctx *ctx, int32_t seg, int dev, uint64_t now,
+                          unsigned local_ok)
 {
 	int kind;
 	if (!atomic_load_explicit(&e->nmarked, memory_order_relaxed) ||
 	    !(kind = rt_marked(ctx->routes[seg][dev], now)))
 		return 0;
-	if (!peer_alt_locked(ctx, seg, dev, kind, now) || ctx_dev_bad(e, ctx, now, kind))
-		return 0; /* none, or a bad device: its other paths are no better */
+	if (!peer_alt_locked(ctx, seg, dev, kind, now))
+		return 0; /* none */
+	/* a bad device whose traffic another local device can take: that
+	 * hand-off, not another path of this device; with none, another path
+	 * of it beats the marked one (cc_reroute's last RR_PEER) */
+	if (ctx_dev_bad(e, ctx, now, kind) && (local_ok >> LOCAL_OK_BIT(dev, kind) & 1u))
+		return 0;
 	CNT_ADD(e, avoided_hits, 1);
 	return 1;
 }
@@ -498,6 +508,7 @@ static int select_peer_dev(te_engine *e, struct te_ctx *ctx, int32_t seg, uint32
 {
 	uint64_t now = now_of(e);
 	int best = -1;
+	MCC_HOOK(unsigned local_ok = cc_local_ok(e, ctx, seg, ndev, now);)
 	pthread_mutex_lock(&ctx->rt_mu);
 	for (uint32_t k = 0; k < ndev && best < 0; k++) {
 		int dev = (int)(((uint32_t)ctx->idx + retry + k) % ndev);
@@ -506,7 +517,7 @@ static int select_peer_dev(te_engine *e, struct te_ctx *ctx, int32_t seg, uint32
 		struct te_route *r = ctx->routes[seg][dev];
 		if (r && !rail_available(r, now))
 			continue;
-		MCC_HOOK(if (e->cc_enforce && avoided_locked(e, ctx, seg, dev, now)) continue;)
+		MCC_HOOK(if (e->cc_enforce && avoided_locked(e, ctx, seg, dev, now, local_ok)) continue;)
 		best = dev;
 	}
 	pthread_mutex_unlock(&ctx->rt_mu);
@@ -568,6 +579,26 @@ static int cc_local_alternative(te_engine *e, struct te_ctx *from, int32_t seg, 
 			return 1;
 	}
 	return 0;
+}
+
+/* For site 10 on a bad device: which of its peer paths, marked either
+ * way, another local device can take (LOCAL_OK_BIT), found before
+ * select_peer_dev takes rt_mu (cc_local_alternative takes the other
+ * contexts'). 0 while ctx's device is not bad. */
+static unsigned cc_local_ok(te_engine *e, struct te_ctx *ctx, int32_t seg, uint32_t ndev,
+                            uint64_t now)
+{
+	unsigned ok = 0;
+	if (!e->cc_enforce || !atomic_load_explicit(&e->nmarked, memory_order_relaxed))
+		return 0;
+	for (int kind = 1; kind <= 2; kind++) {
+		if (!ctx_dev_bad(e, ctx, now, kind))
+			continue;
+		for (uint32_t d = 0; d < ndev && d < TE_MAX_PEER_DEV; d++)
+			if (cc_local_alternative(e, ctx, seg, (int)d, now, kind))
+				ok |= 1u << LOCAL_OK_BIT(d, kind);
+	}
+	return ok;
 }
 #endif
 
@@ -920,6 +951,15 @@ static int cc_reroute(te_engine *e, struct te_ctx *ctx, struct te_route *rt, uin
 		return RR_PEER;
 	if (cc_local_alternative(e, ctx, rt->seg, rt->dev, now, kind))
 		return RR_LOCAL;
+	/* a bad device and no other local device that can take the group:
+	 * another peer NIC from this device beats staying on a marked path
+	 * (a device held because its one busy route met a faulty peer NIC is
+	 * not itself the fault) */
+	pthread_mutex_lock(&ctx->rt_mu);
+	peer = peer_alt_locked(ctx, rt->seg, rt->dev, kind, now);
+	pthread_mutex_unlock(&ctx->rt_mu);
+	if (peer)
+		return RR_PEER;
 	return kind == 1 ? RR_NONE : RR_STAY;
 }
 

@@ -529,7 +529,9 @@ void mcc_engine_room_notify(mcc_engine *e);
  * regrown. Move them to a path the engine would choose itself: the TE host
  * stub does this through the adapter's rule (reroute(): another NIC of the
  * peer from the same local device, else another local device when the
- * device itself is held), TENT to another local device's own rail (its cross-rail
+ * device itself is held, and another NIC of the peer after all when no
+ * other local device can take them: a device held only because its one
+ * busy route met a faulty peer NIC is not the fault), TENT to another local device's own rail (its cross-rail
  * pairs share a NIC with the held path and, in the model, spread a QP
  * flush's errors until every rail was paused). Under 25 % gray loss on one
  * of two rails, 99.6-99.9 % of the bytes then arrive on the healthy rail

@@ -797,6 +797,18 @@ Reroute Pool::reroute(Lane *l, const char *key, std::size_t klen, const SliceInf
 			bump(l->reroute_local);
 			return Reroute::kLocal;
 		}
+		/* a bad device and no other local device that can take it:
+		 * another peer NIC from this device beats staying on the marked
+		 * path (a device held because its one busy route met a faulty
+		 * peer NIC is not itself the fault) */
+		if (!peer) {
+			std::lock_guard<std::mutex> g(mu_);
+			peer = peer_alternative(k, kind, now);
+		}
+		if (peer) {
+			bump(l->reroute_peer);
+			return Reroute::kPeer;
+		}
 		if (kind != 1)
 			return Reroute::kStay; /* held, nowhere better: wait here */
 		bump(l->no_usable_path);
@@ -856,8 +868,13 @@ bool Pool::avoided(const char *key, std::size_t klen) const noexcept
 			std::lock_guard<std::mutex> g(mu_);
 			kind = mark_of(k, now);
 		}
-		if (!kind || device_bad(now, kind))
-			return false; /* a bad device: its other paths are no better */
+		if (!kind)
+			return false;
+		/* a bad device whose traffic another local NIC can take: that
+		 * hand-off (kLocal), not another path of this device; with none,
+		 * another path of it beats the marked one (reroute()'s kPeer) */
+		if (device_bad(now, kind) && local_alternative(k, kind))
+			return false;
 		std::lock_guard<std::mutex> g(mu_);
 		if (peer_alternative(k, kind, now)) {
 			avoided_hits_.fetch_add(1, RLX);

@@ -175,7 +175,9 @@ enum class Reroute : int {
 	kStay = 0,        /* leave them queued: an ordinary DEFER (the window is full) */
 	kPeer = 1,        /* another peer NIC from this device: TE's remote
 	                   * re-selection (WorkerPool::redispatch), which passes over
-	                   * the marked path (avoided() in isRailAvailable) */
+	                   * the marked path (avoided() in isRailAvailable); a held
+	                   * device gets it only when no other local NIC can take
+	                   * the group (kLocal first) */
 	kLocal = 2,       /* another local NIC, the same peer path: TE's local
 	                   * hand-off (redispatch with handoff_to_local_worker) */
 	kNoUsablePath = 3 /* nowhere now: leave them queued (they are not failed);
