@@ -476,9 +476,10 @@ static int peer_alt_locked(struct te_ctx *ctx, int32_t seg, int dev, int kind, u
 }
 
 /* Site 10, Pool::avoided() (rt_mu held): the policy moves traffic off
- * (ctx, seg, dev) and ctx has another route to the peer that can take it,
- * on a device that can: TE's selection passes over it. Never the last
- * usable path to the peer. */
+ * (ctx, seg, dev) and ctx has another route to the peer that can take it:
+ * TE's selection passes over it, unless ctx's device is bad and another
+ * local device can take the traffic (`local_ok`, cc_local_ok). Never the
+ * last usable path to the peer. */
 static int avoided_locked(te_engine *e, struct te_ctx *ctx, int32_t seg, int dev, uint64_t now,
                           unsigned local_ok)
 {

@@ -256,10 +256,12 @@ public:
 	/* Site 10 (WorkerPool::isRailAvailable): true while the adapter moves
 	 * traffic off `key` on this device and this device has another path to
 	 * the same peer server (the part of `key` before its last '@') that it
-	 * does not: TE's selection then passes over it. Never true for the last
-	 * usable path to a peer, so TE's selection never fails a slice ("all
-	 * rails failed") because of the controller. Thread: any. One relaxed
-	 * load while no path is marked. */
+	 * does not: TE's selection then passes over it. False while this
+	 * device is held or quarantined and another local NIC can take the
+	 * traffic (the hand-off, Reroute::kLocal, moves it there). Never true
+	 * for the last usable path to a peer, so TE's selection never fails a
+	 * slice ("all rails failed") because of the controller. Thread: any.
+	 * One relaxed load while no path is marked. */
 	bool avoided(const char *key, std::size_t klen) const noexcept;
 	bool avoided(const std::string &key) const noexcept
 	{
