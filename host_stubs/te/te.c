@@ -942,25 +942,22 @@ static int cc_reroute(te_engine *e, struct te_ctx *ctx, struct te_route *rt, uin
 	if (!e->cc_enforce || !atomic_load_explicit(&e->nmarked, memory_order_relaxed))
 		return RR_STAY;
 	pthread_mutex_lock(&ctx->rt_mu);
-	int kind = rt_marked(rt, now), peer = 0;
-	if (kind && !ctx_dev_bad(e, ctx, now, kind))
-		peer = peer_alt_locked(ctx, rt->seg, rt->dev, kind, now);
+	int kind = rt_marked(rt, now);
+	int peer = kind && peer_alt_locked(ctx, rt->seg, rt->dev, kind, now);
+	int bad = kind && ctx_dev_bad(e, ctx, now, kind);
 	pthread_mutex_unlock(&ctx->rt_mu);
 	if (!kind)
 		return RR_STAY;
-	if (peer)
+	/* another peer NIC from this device when the device itself can carry
+	 * it (a fault of the local NIC is not left by another peer); from a bad
+	 * device another local device first, and another peer NIC only when no
+	 * local device can take the group (a device held because its one busy
+	 * route met a faulty peer NIC is not itself the fault) */
+	int local = (!peer || bad) && cc_local_alternative(e, ctx, rt->seg, rt->dev, now, kind);
+	if (peer && !local)
 		return RR_PEER;
-	if (cc_local_alternative(e, ctx, rt->seg, rt->dev, now, kind))
+	if (local)
 		return RR_LOCAL;
-	/* a bad device and no other local device that can take the group:
-	 * another peer NIC from this device beats staying on a marked path
-	 * (a device held because its one busy route met a faulty peer NIC is
-	 * not itself the fault) */
-	pthread_mutex_lock(&ctx->rt_mu);
-	peer = peer_alt_locked(ctx, rt->seg, rt->dev, kind, now);
-	pthread_mutex_unlock(&ctx->rt_mu);
-	if (peer)
-		return RR_PEER;
 	return kind == 1 ? RR_NONE : RR_STAY;
 }
 

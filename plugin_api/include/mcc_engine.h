@@ -521,19 +521,20 @@ void mcc_engine_room_notify(mcc_engine *e);
  * policy (its completions read as queueing: congestion, or gray loss that
  * retransmits without error WCs), not merely full. A route near its floor
  * that had room was refused by its device and is not held itself: held, it
- * would carry nothing, complete nothing and never regrow. An engine that has a sibling route
- * to the same peer (another NIC) which has not been DEFERred for an epoch,
- * is not paused and not avoided may move the slices queued on the held
- * route there, without charging their retry budget and a bounded number of
- * times per slice; they come back by themselves once the route's window has
- * regrown. Move them to a path the engine would choose itself: the TE host
- * stub does this through the adapter's rule (reroute(): another NIC of the
- * peer from the same local device, else another local device when the
- * device itself is held, and another NIC of the peer after all when no
- * other local device can take them: a device held only because its one
- * busy route met a faulty peer NIC is not the fault), TENT to another local device's own rail (its cross-rail
- * pairs share a NIC with the held path and, in the model, spread a QP
- * flush's errors until every rail was paused). Under 25 % gray loss on one
+ * would carry nothing, complete nothing and never regrow. An engine that
+ * has a sibling route to the same peer (another NIC) which has not been
+ * DEFERred for an epoch, is not paused and not avoided may move the slices
+ * queued on the held route there, without charging their retry budget and
+ * a bounded number of times per slice; they come back by themselves once
+ * the route's window has regrown. Move them to a path the engine would
+ * choose itself: the TE host stub does this through the adapter's rule
+ * (reroute(): another NIC of the peer from the same local device, else
+ * another local device when the device itself is held, and another NIC of
+ * the peer after all when no other local device can take them: a device
+ * held only because its one busy route met a faulty peer NIC is not the
+ * fault), TENT to another local device's own rail (its cross-rail pairs
+ * share a NIC with the held path and, in the model, spread a QP flush's
+ * errors until every rail was paused). Under 25 % gray loss on one
  * of two rails, 99.6-99.9 % of the bytes then arrive on the healthy rail
  * (TE kept 52 % on the lossy one without it; TENT, seed 6, everything) and
  * half again after the loss, at 1.2-1.4x the goodput of off.

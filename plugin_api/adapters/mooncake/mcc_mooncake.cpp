@@ -782,32 +782,25 @@ Reroute Pool::reroute(Lane *l, const char *key, std::size_t klen, const SliceInf
 		}
 		if (!kind)
 			return Reroute::kStay;
-		/* another peer NIC from this device, when the device itself can
-		 * carry it (a fault of the local NIC is not left by another peer) */
-		bool peer = false;
-		if (!device_bad(now, kind)) {
+		/* another peer NIC from this device when the device itself can
+		 * carry it (a fault of the local NIC is not left by another peer);
+		 * from a bad device another local NIC first, and another peer NIC
+		 * only when no local NIC can take the group (a device held because
+		 * its one busy route met a faulty peer NIC is not itself the fault) */
+		const bool bad = device_bad(now, kind);
+		bool peer;
+		{
 			std::lock_guard<std::mutex> g(mu_);
 			peer = peer_alternative(k, kind, now);
 		}
-		if (peer) {
+		const bool local = (!peer || bad) && local_alternative(k, kind);
+		if (peer && !local) {
 			bump(l->reroute_peer);
 			return Reroute::kPeer;
 		}
-		if (local_alternative(k, kind)) {
+		if (local) {
 			bump(l->reroute_local);
 			return Reroute::kLocal;
-		}
-		/* a bad device and no other local device that can take it:
-		 * another peer NIC from this device beats staying on the marked
-		 * path (a device held because its one busy route met a faulty
-		 * peer NIC is not itself the fault) */
-		if (!peer) {
-			std::lock_guard<std::mutex> g(mu_);
-			peer = peer_alternative(k, kind, now);
-		}
-		if (peer) {
-			bump(l->reroute_peer);
-			return Reroute::kPeer;
 		}
 		if (kind != 1)
 			return Reroute::kStay; /* held, nowhere better: wait here */
