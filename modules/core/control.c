@@ -984,11 +984,15 @@ static void credit_snapshot(struct mcc_core *core)
 	core->snap_phase = true;
 	core->scan_stable = mcc_scan_lanes(core);
 	wake_touched(core);
-	for (int k = 0; k < 2; k++)
-		for (struct mcc_dom *d = core->act[k]; d; d = d->anext) {
-			atomic_store_explicit(&d->stale_est, d->cs.tmp_stale, RLX);
-			mcc_dom_set_limit(d);
-		}
+}
+
+/* The stale credit the snapshot found, published as the domain's bound
+ * (the tick's pass over the active domains, before their measurement; a
+ * domain woken after the snapshot had it from dom_snap). */
+static void stale_publish(struct mcc_dom *d)
+{
+	atomic_store_explicit(&d->stale_est, d->cs.tmp_stale, RLX);
+	mcc_dom_set_limit(d);
 }
 
 /* Evidence from a slow path (core->lock held). */
@@ -1107,22 +1111,26 @@ void mcc_core_tick(void *ctx, uint64_t now)
 	deadlines(core, now);
 	core->snap_phase = false;
 	core->visits += core->nact[MCC_DOM_DEVICE] + core->nact[MCC_DOM_ROUTE];
-	/* measure everything first: a route's pressure needs its device's
-	 * backlog, a device's pressure excludes its route-limited routes */
-	for (struct mcc_dom *d = core->act[MCC_DOM_DEVICE]; d; d = d->anext)
+	/* Devices are measured first: a route's pressure needs its device's
+	 * drain time. Each route is then measured, judged and visited in one
+	 * pass (one trip through its lines): its visit changes no other
+	 * domain's measurement, and reads nothing of its device's but that
+	 * drain time and its software flag. A device's pressure excludes its
+	 * route-limited routes, so devices are judged and visited last. */
+	for (struct mcc_dom *d = core->act[MCC_DOM_DEVICE]; d; d = d->anext) {
+		stale_publish(d);
 		measure(d, dt, now);
-	for (struct mcc_dom *d = core->act[MCC_DOM_ROUTE]; d; d = d->anext)
-		measure(d, dt, now);
-	for (struct mcc_dom *d = core->act[MCC_DOM_ROUTE]; d; d = d->anext)
-		route_pressure(core, (struct mcc_route *)d);
-	for (struct mcc_dom *d = core->act[MCC_DOM_DEVICE]; d; d = d->anext)
-		device_pressure((struct mcc_device *)d, now);
+	}
 	for (struct mcc_dom *d = core->act[MCC_DOM_ROUTE], *n; d; d = n) {
 		n = d->anext;
+		stale_publish(d);
+		measure(d, dt, now);
+		route_pressure(core, (struct mcc_route *)d);
 		visit(core, d, now, dt);
 	}
 	for (struct mcc_dom *d = core->act[MCC_DOM_DEVICE], *n; d; d = n) {
 		n = d->anext;
+		device_pressure((struct mcc_device *)d, now);
 		visit(core, d, now, dt);
 	}
 	mcc_dom_sweep_zombies(core);

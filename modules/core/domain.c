@@ -424,9 +424,6 @@ bool mcc_scan_lanes(struct mcc_core *core)
 		if (++core->scan_stamp == 0)
 			core->scan_stamp = 1;
 		core->ntouched = 0;
-		for (int k = 0; k < 2; k++)
-			for (struct mcc_dom *d = core->act[k]; d; d = d->anext)
-				scan_begin(core, d);
 		for (uint32_t i = 0; i < core->lanes_hi; i++) {
 			struct mcc_lane *lane = core->lanes[i];
 			if (!lane)
@@ -440,8 +437,11 @@ bool mcc_scan_lanes(struct mcc_core *core)
 				scan_pend(core, &lane->pend[k]);
 		}
 		for (int k = 0; k < 2; k++)
-			for (struct mcc_dom *d = core->act[k]; d; d = d->anext)
+			for (struct mcc_dom *d = core->act[k]; d; d = d->anext) {
+				if (d->stamp != core->scan_stamp) /* no lane names it */
+					scan_begin(core, d);
 				scan_folded(d);
+			}
 		for (uint32_t i = 0; i < core->ntouched; i++)
 			scan_folded(core->touched[i]);
 		atomic_thread_fence(ACQ);
