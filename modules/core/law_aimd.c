@@ -17,8 +17,9 @@
  *   q <= target (calm)  after low_pressure_epochs calm epochs, growth every
  *                       calm epoch: fast recovery halves the gap to the
  *                       window before the last cut for fast_recovery_epochs
- *                       epochs, then + ai_bytes; each step at most half the
- *                       window and tapered by queueing, (target - q) /
+ *                       epochs, then + ai_bytes (a hardware device: at most
+ *                       min_window_bytes / 2, below); each step at most half
+ *                       the window and tapered by queueing, (target - q) /
  *                       target, whole at no queueing, 1/16 at the target.
  *
  * Flows that share a bottleneck see the same queueing, so they cut in the
@@ -254,6 +255,19 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 	} else {
 		s->fr_left = 0;
 		step = p->ai_bytes;
+		/* Senders that share a bottleneck split it by their devices'
+		 * windows, which sit near the minimum there (a few slices each).
+		 * With the half-window cap alone a window under 2 x ai_bytes
+		 * grows by half of itself, in proportion, and the devices keep
+		 * whatever split they had; the same bytes for every window is
+		 * the additive step AIMD's fairness needs (README.md "Why the
+		 * law is fair"). A route keeps ai_bytes: one cut in an incast
+		 * must give its window back quickly, or it paces its sender's
+		 * last bytes while the port idles. So does a software device:
+		 * its queueing counts only while its rate has collapsed, and
+		 * after a guest stall it must regrow fast (README.md, ai_bytes). */
+		if (!in->route && !in->software && step > p->min_window / 2)
+			step = p->min_window / 2;
 	}
 	uint64_t nw = w + grow_step(step, w, q, t);
 	out->window = nw > p->max_window ? p->max_window : nw;

@@ -31,6 +31,14 @@ static struct mcc_law_in ep(uint64_t w, uint64_t q)
 	};
 }
 
+/* the same on a route */
+static struct mcc_law_in rep(uint64_t w, uint64_t q)
+{
+	struct mcc_law_in in = ep(w, q);
+	in.route = true;
+	return in;
+}
+
 static struct mcc_law_out run(const struct mcc_law *law, struct mcc_law_state *ls,
                               const struct mcc_law_in *in)
 {
@@ -123,15 +131,15 @@ static void test_aimd_hysteresis_halving_and_recovery(void)
 	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 2 * P.min_window);
 }
 
-/* AIMD growth after a low run: ai_bytes per calm epoch, at most half the
- * window, tapered by queueing, (target - q) / target: whole at none, three
+/* AIMD growth of a route after a low run: ai_bytes per calm epoch, at most
+ * half the window, tapered by queueing, (target - q) / target: whole at none, three
  * quarters at target / 4, half at target / 2, none at the target (no hold
  * band: q <= target is calm); fast recovery's steps the same way. */
 static void test_aimd_growth_tapers_with_queueing(void)
 {
 	struct mcc_law_state ls = { 0 }; /* HEALTHY, past slow start */
 	const uint64_t t = P.target_drain_us;
-	struct mcc_law_in in = ep(4 * MiB, 0);
+	struct mcc_law_in in = rep(4 * MiB, 0);
 	for (uint32_t i = 1; i < P.low_epochs; i++)
 		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB);
 	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB + P.ai_bytes);
@@ -149,7 +157,7 @@ static void test_aimd_growth_tapers_with_queueing(void)
 	CU_ASSERT_EQUAL(o.window, 4 * MiB + mcc_law_scale(P.ai_bytes, t / 16, t));
 	CU_ASSERT_FALSE(o.congested);
 	/* a window under 2 x ai_bytes grows by at most half of itself */
-	in = ep(P.min_window, 0);
+	in = rep(P.min_window, 0);
 	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, P.min_window * 3 / 2);
 	in.q_us = t / 4;
 	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, P.min_window * 11 / 8);
@@ -167,14 +175,15 @@ static void test_aimd_growth_tapers_with_queueing(void)
 }
 
 /* No hold band: one microsecond either side of the target decides. Just
- * under it a calm epoch grows (by 1/16 of ai_bytes, the taper's floor); just over
+ * under it a calm epoch grows (a route by 1/16 of ai_bytes, the taper's
+ * floor); just over
  * it, after high_epochs, the window is cut by md_percent, the same cut as
  * for a queue fifty times the target (no severity scaling). */
 static void test_aimd_no_hold_band_at_the_target(void)
 {
 	struct mcc_law_state ls = { 0 };
 	const uint64_t t = P.target_drain_us;
-	struct mcc_law_in in = ep(4 * MiB, t - 1);
+	struct mcc_law_in in = rep(4 * MiB, t - 1);
 	for (uint32_t i = 1; i < P.low_epochs; i++)
 		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB);
 	struct mcc_law_out o = run(&mcc_law_aimd, &ls, &in);
@@ -200,6 +209,38 @@ static void test_aimd_no_hold_band_at_the_target(void)
 	in = ep(2 * MiB, t + 1);
 	in.congested = true;
 	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls2, &in).window, MiB);
+}
+
+/* A hardware device's additive step is the same bytes for every window,
+ * at most min_window_bytes / 2, so two devices splitting a bottleneck near
+ * their minimum windows grow alike (with the half-window cap alone, 160 KiB
+ * and 400 KiB would grow by 80 and 200 KiB: in proportion, and their split
+ * would stay). A route and a software device keep ai_bytes, at most half
+ * the window. */
+static void test_aimd_device_step_same_bytes(void)
+{
+	const uint64_t t = P.target_drain_us, k = 1024;
+	const uint64_t w[2] = { 160 * k, 400 * k };
+	for (int i = 0; i < 2; i++) {
+		struct mcc_law_state ls = { 0 }, lr = { 0 }, lsw = { 0 };
+		struct mcc_law_in d = ep(w[i], t / 2), r = rep(w[i], t / 2), sw = ep(w[i], t / 2);
+		sw.software = true;
+		for (uint32_t e = 1; e < P.low_epochs; e++) {
+			run(&mcc_law_aimd, &ls, &d);
+			run(&mcc_law_aimd, &lr, &r);
+			run(&mcc_law_aimd, &lsw, &sw);
+		}
+		uint64_t step = P.ai_bytes < w[i] / 2 ? P.ai_bytes : w[i] / 2;
+		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &d).window, w[i] + P.min_window / 4);
+		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &lr, &r).window, w[i] + step / 2);
+		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &lsw, &sw).window, w[i] + step / 2);
+	}
+	/* a device window under the step's cap still grows by at most half */
+	struct mcc_law_state ls = { 0 };
+	struct mcc_law_in d = ep(64 * k, 0);
+	for (uint32_t e = 1; e < P.low_epochs; e++)
+		run(&mcc_law_aimd, &ls, &d);
+	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &d).window, 96 * k);
 }
 
 /* A shared bottleneck as a synthetic queue: FAIR_BDP bytes in flight fill
@@ -341,6 +382,7 @@ MCC_CU_SUITE(t_init_law_tests, "law", NULL, NULL,
              test_aimd_hysteresis_halving_and_recovery,
              test_aimd_growth_tapers_with_queueing,
              test_aimd_no_hold_band_at_the_target,
+             test_aimd_device_step_same_bytes,
              test_aimd_two_flows_on_one_queue_converge,
              test_aimd_pacing_below_the_minimum_window)
 
