@@ -464,12 +464,15 @@ static int target_ok(int target_kind, int kind)
 }
 
 /* Another route of ctx to seg, seen here, that can take the traffic of
- * (seg, dev) marked `kind` (rt_mu held; Pool::peer_alternative). */
+ * (seg, dev) marked `kind` and whose rail TE has not paused (rt_mu held;
+ * Pool::peer_alternative with TE's rail check, INTEGRATION.md sites 9 and
+ * 10: a paused rail is no alternative, or TE's selection would find no
+ * rail and fail the slice). */
 static int peer_alt_locked(struct te_ctx *ctx, int32_t seg, int dev, int kind, uint64_t now)
 {
 	for (int d = 0; d < TE_MAX_PEER_DEV; d++) {
 		struct te_route *o = ctx->routes[seg][d];
-		if (d != dev && o && target_ok(rt_marked(o, now), kind))
+		if (d != dev && o && target_ok(rt_marked(o, now), kind) && rail_available(o, now))
 			return 1;
 	}
 	return 0;

@@ -842,6 +842,65 @@ static void test_reroute(const char *moddir)
 	unlink(ini.c_str());
 }
 
+// Site 9 and site 10 against TE's own rail pauses (RailState): on a
+// rail-optimised fabric TE pauses the device's cross-rail path at the first
+// try. When the same-rail path is then AVOIDed, the paused path is no
+// alternative: avoided() must stay false (TE's selection would otherwise find
+// no rail and fail the slice, "all peer rails are paused") and reroute() must
+// not answer kPeer (the move would find nothing). The engine's answer comes
+// from the callback (TE's rail check without avoided()); it is asked only
+// about the other paths, never about the marked one.
+static std::vector<std::string> te_asked;
+static void test_reroute_te_paused(const char *moddir)
+{
+	std::string ini = use_ini(moddir, "[policy]\nmode = enforce\n");
+	{
+		mm::Pool A(Rail::desc("mlx5_0", 0));
+		CHECK(A.enabled());
+		Path a0(A, "10.0.0.7:12001@mlx5_0", 900), a1(A, "10.0.0.7:12001@mlx5_1", 920);
+		std::vector<std::string> paused;
+		auto te_usable = [&paused](const std::string &p) {
+			te_asked.push_back(p);
+			for (auto &x : paused)
+				if (x == p)
+					return false;
+			return true;
+		};
+		CHECK(mm::batch_begin(tasks[0].batch_id) == 0);
+		a0.deliver(4, &tasks[0]);
+		a1.deliver(4, &tasks[0]);
+		paused.push_back(a1.peer); // TE paused the cross-rail path (30 s)
+		a0.fail();                 // the same-rail path fails: AVOIDed
+		CHECK(a0.add_and_post(8, &tasks[0]) == 0);
+		te_asked.clear();
+		CHECK(!A.avoided(a0.peer, te_usable)); // TE's last rail: it keeps it
+		CHECK(te_asked.size() == 1 && te_asked[0] == a1.peer);
+		mm::Stats s0 = A.stats();
+		mm::Reroute v = A.reroute(A.lane(1), a0.peer, a0.queue, Path::info, te_usable);
+		CHECK(v != mm::Reroute::kPeer);
+		CHECK(v == mm::Reroute::kNoUsablePath); // one local NIC: nowhere else
+		for (auto &q : te_asked)
+			CHECK(q != a0.peer); // never asked about the marked path itself
+		mm::Stats s1 = A.stats();
+		CHECK(s1.reroute_peer == s0.reroute_peer);
+		CHECK(s1.avoided_hits == s0.avoided_hits);
+		// The old calls cannot see TE's pause (documented as unsafe with it).
+		CHECK(A.avoided(a0.peer));
+		// TE's pause ends: the other path is an alternative again.
+		paused.clear();
+		CHECK(A.avoided(a0.peer, te_usable));
+		CHECK(A.reroute(A.lane(1), a0.peer, a0.queue, Path::info, te_usable) ==
+		      mm::Reroute::kPeer);
+		// the raw-pointer form, as a C wiring would call it
+		CHECK(A.avoided(a0.peer.data(), a0.peer.size(), nullptr, nullptr));
+		a0.queue.clear();
+		CHECK(mm::batch_free(tasks[0].batch_id) == 0);
+		mm::Pool off(mm::PoolDesc{});
+		CHECK(!off.avoided(a0.peer, te_usable));
+	}
+	unlink(ini.c_str());
+}
+
 // A path held near its minimum window (its completions trickle in: gray
 // loss) DEFERs with little in flight: that group moves to another peer NIC;
 // a path DEFERred at a large window (merely full) keeps its group.
@@ -929,6 +988,7 @@ int main()
 	test_tent_roles(moddir);
 	test_slow_path(moddir);
 	test_reroute(moddir);
+	test_reroute_te_paused(moddir);
 	test_reroute_held(moddir);
 	test_summary_log(moddir);
 	test_off(moddir);

@@ -752,18 +752,39 @@ bool Pool::local_alternative(const std::string &key, int kind) const noexcept
 }
 
 /* Another path of this Pool to the server of `k` that can take the
- * traffic of `k` (marked `kind`), seen here (mu_ held). */
-bool Pool::peer_alternative(const std::string &k, int kind, std::uint64_t now) const noexcept
+ * traffic of `k` (marked `kind`): seen here, a target (target_ok), and,
+ * when `usable` is given, one the engine's own selection would take now
+ * (its rail state: a path TE paused is no alternative, whatever its mark).
+ * Takes mu_; calls `usable` with no lock of the adapter held. */
+bool Pool::peer_alternative(const std::string &k, int kind, std::uint64_t now, PathUsable usable,
+                            void *arg) const
 {
-	std::string srv = server_of(k);
-	for (auto &m : marks_)
-		if (m->key != k && m->server == srv && target_ok(m->until > now ? m->kind : 0, kind))
+	std::vector<std::string> cand;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		std::string srv = server_of(k);
+		for (auto &m : marks_)
+			if (m->key != k && m->server == srv &&
+			    target_ok(m->until > now ? m->kind : 0, kind)) {
+				if (!usable)
+					return true;
+				cand.push_back(m->key);
+			}
+	}
+	for (auto &c : cand)
+		if (usable(arg, c.data(), c.size()))
 			return true;
 	return false;
 }
 
 Reroute Pool::reroute(Lane *l, const char *key, std::size_t klen, const SliceInfo *slices,
                       std::size_t nslices) noexcept
+{
+	return reroute(l, key, klen, slices, nslices, nullptr, nullptr);
+}
+
+Reroute Pool::reroute(Lane *l, const char *key, std::size_t klen, const SliceInfo *slices,
+                      std::size_t nslices, PathUsable usable, void *arg) noexcept
 {
 	if (!l || !key || !klen || !marked_.load(RLX))
 		return Reroute::kStay;
@@ -788,11 +809,7 @@ Reroute Pool::reroute(Lane *l, const char *key, std::size_t klen, const SliceInf
 		 * only when no local NIC can take the group (a device held because
 		 * its one busy route met a faulty peer NIC is not itself the fault) */
 		const bool bad = device_bad(now, kind);
-		bool peer;
-		{
-			std::lock_guard<std::mutex> g(mu_);
-			peer = peer_alternative(k, kind, now);
-		}
+		const bool peer = peer_alternative(k, kind, now, usable, arg);
 		const bool local = (!peer || bad) && local_alternative(k, kind);
 		if (peer && !local) {
 			bump(l->reroute_peer);
@@ -851,6 +868,11 @@ void Pool::no_usable_path(Lane *l, const std::string &key, const SliceInfo *s,
 
 bool Pool::avoided(const char *key, std::size_t klen) const noexcept
 {
+	return avoided(key, klen, nullptr, nullptr);
+}
+
+bool Pool::avoided(const char *key, std::size_t klen, PathUsable usable, void *arg) const noexcept
+{
 	if (!enabled_ || !key || !klen || !marked_.load(RLX))
 		return false;
 	const std::uint64_t now = mcc_engine_now(e_);
@@ -868,8 +890,7 @@ bool Pool::avoided(const char *key, std::size_t klen) const noexcept
 		 * another path of it beats the marked one (reroute()'s kPeer) */
 		if (device_bad(now, kind) && local_alternative(k, kind))
 			return false;
-		std::lock_guard<std::mutex> g(mu_);
-		if (peer_alternative(k, kind, now)) {
+		if (peer_alternative(k, kind, now, usable, arg)) {
 			avoided_hits_.fetch_add(1, RLX);
 			return true; /* another path to the peer can take it */
 		}
@@ -1167,19 +1188,25 @@ std::string Pool::summary() const noexcept
 			marked += v[i].mark != 0;
 		}
 		Stats s = stats();
-		char buf[512];
+		char buf[768];
 		std::snprintf(buf, sizeof(buf),
 		              "%s: device %s window %s inflight %s cuts %llu quarantines %llu; "
 		              "routes %u (healthy %u congested %u suspect %u quarantined %u probing %u, "
 		              "route cuts %llu quarantines %llu, marked %llu); admitted %llu refused %llu "
-		              "reroutes peer %llu local %llu no_usable_path %llu",
+		              "reroutes peer %llu local %llu no_usable_path %llu; avoided_hits %llu "
+		              "hand_offs_ok %llu completions %llu passthrough %llu no_permit %llu "
+		              "route_errors %llu renewals %llu",
 		              dev_name_.c_str(), state_name(d.state), human(d.window_bytes).c_str(),
 		              human(d.inflight_bytes).c_str(), (unsigned long long)d.window_cuts,
 		              (unsigned long long)d.quarantines, (unsigned)(v.size() - 1), per[0], per[1],
 		              per[2], per[3], per[4], (unsigned long long)cuts, (unsigned long long)quar,
 		              (unsigned long long)marked, (unsigned long long)s.admitted,
 		              (unsigned long long)s.refused_calls, (unsigned long long)s.reroute_peer,
-		              (unsigned long long)s.reroute_local, (unsigned long long)s.no_usable_path);
+		              (unsigned long long)s.reroute_local, (unsigned long long)s.no_usable_path,
+		              (unsigned long long)s.avoided_hits, (unsigned long long)s.hand_offs_ok,
+		              (unsigned long long)s.completions, (unsigned long long)s.passthrough,
+		              (unsigned long long)s.no_permit, (unsigned long long)s.route_errors,
+		              (unsigned long long)s.renewals);
 		return buf;
 	} catch (...) {
 		return std::string();

@@ -92,6 +92,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace mcc {
@@ -195,6 +196,14 @@ struct PathView {
 	std::uint64_t mark_left_ms = 0; /* until the mark lapses */
 };
 
+/* The engine's own answer for another path of the same device (sites 9
+ * and 10): true when TE's selection would use `key` now as far as TE's own
+ * state goes (for TE, the body of WorkerPool::isRailAvailable without the
+ * avoided() call: its RailState pause; never isRailAvailable itself, which
+ * would recurse). Called with no lock of the adapter held, only for the
+ * other paths of a marked path's peer server. */
+typedef bool (*PathUsable)(void *arg, const char *key, std::size_t klen);
+
 struct Lane;  /* one worker thread's state (opaque) */
 struct Route; /* a lane's cached route (opaque; valid while the Pool lives) */
 
@@ -252,16 +261,40 @@ public:
 	 * slices of distinct tasks. */
 	Reroute reroute(Lane *l, const char *key, std::size_t klen,
 	                const SliceInfo *slices = nullptr, std::size_t nslices = 0) noexcept;
+	/* As above, Reroute::kPeer counting only another path that `usable`
+	 * (the engine's rail state, see PathUsable) still allows: a path TE
+	 * paused is no alternative. Without `usable` (NULL, or the call above)
+	 * every unmarked path counts, which is right only for an engine that
+	 * pauses no path of its own: TE pauses rails (RailState), so TE's
+	 * wiring passes its rail check (the template below). */
+	Reroute reroute(Lane *l, const char *key, std::size_t klen, const SliceInfo *slices,
+	                std::size_t nslices, PathUsable usable, void *arg) noexcept;
 
 	/* Site 10 (WorkerPool::isRailAvailable): true while the adapter moves
 	 * traffic off `key` on this device and this device has another path to
 	 * the same peer server (the part of `key` before its last '@') that it
-	 * does not: TE's selection then passes over it. False while this
-	 * device is held or quarantined and another local NIC can take the
-	 * traffic (the hand-off, Reroute::kLocal, moves it there). Never true
-	 * for the last usable path to a peer, so TE's selection never fails a
-	 * slice ("all rails failed") because of the controller. Thread: any.
-	 * One relaxed load while no path is marked. */
+	 * does not move traffic off and that `usable` (the engine's own rail
+	 * state, see PathUsable) still allows: TE's selection then passes over
+	 * `key`. False while this device is held or quarantined and another
+	 * local NIC can take the traffic (the hand-off, Reroute::kLocal, moves
+	 * it there). Never true for the last path to a peer that TE would use,
+	 * so TE's selection never fails a slice ("all rails failed") because
+	 * of the controller. Thread: any. One relaxed load while no path is
+	 * marked. */
+	bool avoided(const char *key, std::size_t klen, PathUsable usable, void *arg) const noexcept;
+	/* avoided(key, te_usable): `te_usable(const std::string &path)` is a
+	 * callable (a lambda) answering PathUsable's question. */
+	template <class Usable, class = typename std::enable_if<!std::is_arithmetic<Usable>::value>::type>
+	bool avoided(const std::string &key, const Usable &te_usable) const noexcept
+	{
+		return avoided(key.data(), key.size(), &usable_thunk<Usable>,
+		               const_cast<void *>(static_cast<const void *>(&te_usable)));
+	}
+	/* Without the engine's answer: every path the adapter does not move
+	 * traffic off counts as an alternative. Unsafe in an engine that
+	 * pauses paths of its own (TE's RailState): the other path may be one
+	 * TE paused, and its selection then finds no rail and fails the slice.
+	 * Kept for wirings of engines without such pauses. */
 	bool avoided(const char *key, std::size_t klen) const noexcept;
 	bool avoided(const std::string &key) const noexcept
 	{
@@ -401,6 +434,21 @@ public:
 	Reroute reroute(Lane *l, const std::string &peer_nic_path, const Group &group,
 	                Info info) noexcept
 	{
+		return reroute_group(l, peer_nic_path, group, info, nullptr, nullptr);
+	}
+	/* The same with the engine's rail check (see PathUsable): TE's wiring. */
+	template <class Group, class Info, class Usable,
+	          class = typename std::enable_if<!std::is_arithmetic<Usable>::value>::type>
+	Reroute reroute(Lane *l, const std::string &peer_nic_path, const Group &group, Info info,
+	                const Usable &te_usable) noexcept
+	{
+		return reroute_group(l, peer_nic_path, group, info, &usable_thunk<Usable>,
+		                     const_cast<void *>(static_cast<const void *>(&te_usable)));
+	}
+	template <class Group, class Info>
+	Reroute reroute_group(Lane *l, const std::string &peer_nic_path, const Group &group,
+	                      Info info, PathUsable usable, void *arg) noexcept
+	{
 		if (!l || group.empty() || !marked_.load(std::memory_order_relaxed))
 			return Reroute::kStay;
 		SliceInfo si[16];
@@ -413,7 +461,7 @@ public:
 			if (!seen)
 				si[n++] = x;
 		}
-		return reroute(l, peer_nic_path.data(), peer_nic_path.size(), si, n);
+		return reroute(l, peer_nic_path.data(), peer_nic_path.size(), si, n, usable, arg);
 	}
 	template <class QpList>
 	void endpoint_retired(const QpList &qps) noexcept
@@ -432,6 +480,15 @@ public:
 	static const std::size_t kMaxQps = 64;
 
 private:
+	template <class Usable>
+	static bool usable_thunk(void *arg, const char *key, std::size_t klen) noexcept
+	{
+		try {
+			return (*static_cast<const Usable *>(arg))(std::string(key, klen));
+		} catch (...) {
+			return false; /* unknown: not an alternative */
+		}
+	}
 	struct Inert {};
 	explicit Pool(Inert) noexcept;
 	struct Slot;
@@ -439,7 +496,8 @@ private:
 	void mark_refusal(Route *rt, int decision, std::uint64_t bytes) noexcept;
 	int mark_of(const std::string &key, std::uint64_t now) const noexcept;
 	bool local_alternative(const std::string &key, int kind) const noexcept;
-	bool peer_alternative(const std::string &key, int kind, std::uint64_t now) const noexcept;
+	bool peer_alternative(const std::string &key, int kind, std::uint64_t now, PathUsable usable,
+	                      void *arg) const;
 	bool device_bad(std::uint64_t now, int kind) const noexcept;
 	void no_usable_path(Lane *l, const std::string &key, const SliceInfo *s,
 	                    std::size_t n) noexcept;
