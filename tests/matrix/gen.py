@@ -107,7 +107,7 @@ def grid(tier):
         d, step = 0.3, 0.1
         return [incast(2, d), incast(8, d), incast(32, d), incast(64, d),
                 share(2, "1m", d, step), share(3, "256k", d + step, step),
-                share(4, "256k", d + 2 * step, step),
+                share(4, "256k", d + 2 * step, step), share(8, "1m", d + 6 * step, step),
                 share(2, "1m", d, step, rtt=200), share(2, "1m", d, step, link=100),
                 mixed(d), qos(False, d), qos(True, d)]
     d, step = 0.3, 0.1
