@@ -241,6 +241,7 @@ void mcc_host_fab_actor_add(struct mcc_host_fab_actor *f, mcc_fab_model *m, mcc_
 	f->ex = ex;
 	f->actor = mcc_exec_add(ex, "fabric", fab_actor_step, f, MCC_EXEC_PARK);
 	mcc_fab_model_set_sched(m, fab_actor_sched, f);
+	mcc_fab_model_set_clock(m, mcc_exec_clock, ex);
 }
 
 /* ------------------------------------------------------- two-node world */

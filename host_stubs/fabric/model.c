@@ -143,6 +143,8 @@ struct mcc_fab_model {
 	uint64_t rng;
 	mcc_fab_sched_fn sched;
 	void *sched_arg;
+	mcc_fab_clock_fn clock; /* the executor's time, read when a WR is posted */
+	void *clock_arg;
 	struct mcc_fab_model_stats st;
 	uint64_t peak_since;
 };
@@ -672,6 +674,14 @@ void mcc_fab_model_set_sched(mcc_fab_model *m, mcc_fab_sched_fn fn, void *arg)
 	pthread_mutex_unlock(&m->lock);
 }
 
+void mcc_fab_model_set_clock(mcc_fab_model *m, mcc_fab_clock_fn fn, void *arg)
+{
+	pthread_mutex_lock(&m->lock);
+	m->clock = fn;
+	m->clock_arg = arg;
+	pthread_mutex_unlock(&m->lock);
+}
+
 /* --------------------------------------------------------------- backend ops */
 
 static int m_num_devices(mcc_fab *fab, uint32_t node)
@@ -906,6 +916,12 @@ static int m_post_send(mcc_fab_qp *qp, struct mcc_fab_send_wr *wr, struct mcc_fa
 	struct mcc_fab_model *m = qp->dev->m;
 	int rc = 0;
 	pthread_mutex_lock(&m->lock);
+	/* a WR starts when it is posted: the model's time may have stood still
+	 * since its last event (its executor actor parks while it has none),
+	 * and a WR put on an idle port at that stale time would be on the wire
+	 * before it was posted */
+	if (m->clock)
+		advance_locked(m, m->clock(m->clock_arg));
 	for (; wr; wr = wr->next) {
 		if (qp->dev->fatal) {
 			rc = EIO;

@@ -81,6 +81,10 @@ void mcc_fab_model_set_sched(mcc_fab_model *m, mcc_fab_sched_fn fn, void *arg);
 /* Process every event due at or before now_ns; returns the next event time
  * or MCC_FAB_NEVER. Thread-safe (the model has one lock). */
 uint64_t mcc_fab_model_advance(mcc_fab_model *m, uint64_t now_ns);
+/* The executor's clock (optional): a post first advances the model to it,
+ * so a WR never starts at a time before it was posted. */
+typedef uint64_t (*mcc_fab_clock_fn)(void *arg);
+void mcc_fab_model_set_clock(mcc_fab_model *m, mcc_fab_clock_fn fn, void *arg);
 uint64_t mcc_fab_model_now(mcc_fab_model *m);
 
 /* ---- measurement */

@@ -790,6 +790,7 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 	sc->env.cc_max_lanes = sh.senders * (o->engine == MCC_SCN_TE ? sh.devs * 3 : 7);
 	sc->fab_actor = mcc_exec_add(sc->ex, "fabric", fab_step, sc, MCC_EXEC_PARK);
 	mcc_fab_model_set_sched(sc->model, fab_sched, sc);
+	mcc_fab_model_set_clock(sc->model, mcc_exec_clock, sc->ex);
 	for (uint32_t i = 0; i < sc->nsnd; i++) {
 		struct sender *s = &sc->snd[i];
 		s->node = i;
