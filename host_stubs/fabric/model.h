@@ -18,9 +18,11 @@
  * rnr_retry retries (7 = infinite); an errored QP flushes every other
  * outstanding WR with IBV_WC_WR_FLUSH_ERR.
  *
- * Time: the model never reads a clock. The executor advances it
- * (mcc_fab_model_advance) and learns its next event time; the model asks the
- * executor to be advanced earlier through the schedule callback.
+ * Time: the executor advances the model (mcc_fab_model_advance) and learns
+ * its next event time; the model asks the executor to be advanced earlier
+ * through the schedule callback. Its one read of a clock: a post first
+ * advances it to the executor's time (mcc_fab_model_set_clock), since its own
+ * time stands at its last event while nothing is due.
  */
 #ifndef MCC_FABRIC_MODEL_H
 #define MCC_FABRIC_MODEL_H
