@@ -114,7 +114,8 @@ struct scn {
 	uint32_t rx_node_queue;
 	uint32_t healthy_quarantined;
 	uint64_t states_seen[4];
-	mcc_actor *sampler, *faulter, *fab_actor;
+	mcc_actor *sampler, *faulter;
+	struct mcc_host_fab_actor fab; /* the model as the executor's actor */
 	uint64_t digest;
 	char ini_path[64];
 	const char *ini_scn; /* the scenario's own policy settings */
@@ -505,18 +506,6 @@ static uint64_t fault_step(void *arg, uint64_t now)
 	return next;
 }
 
-static void fab_sched(void *arg, uint64_t at)
-{
-	struct scn *sc = arg;
-	mcc_exec_wake(sc->fab_actor, at);
-}
-
-static uint64_t fab_step(void *arg, uint64_t now)
-{
-	struct scn *sc = arg;
-	return mcc_host_fab_step(sc->model, sc->ex, now);
-}
-
 static int all_idle(void *arg)
 {
 	struct scn *sc = arg;
@@ -788,9 +777,7 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 	 * engine's lanes (TE: per context 2 workers + monitor; TENT: 6 lanes +
 	 * monitor) */
 	sc->env.cc_max_lanes = sh.senders * (o->engine == MCC_SCN_TE ? sh.devs * 3 : 7);
-	sc->fab_actor = mcc_exec_add(sc->ex, "fabric", fab_step, sc, MCC_EXEC_PARK);
-	mcc_fab_model_set_sched(sc->model, fab_sched, sc);
-	mcc_fab_model_set_clock(sc->model, mcc_exec_clock, sc->ex);
+	mcc_host_fab_actor_add(&sc->fab, sc->model, sc->ex);
 	for (uint32_t i = 0; i < sc->nsnd; i++) {
 		struct sender *s = &sc->snd[i];
 		s->node = i;
