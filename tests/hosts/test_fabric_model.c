@@ -67,14 +67,16 @@ static uint64_t write_latency(mcc_fab_model *m, const struct mcc_fab_handle *h, 
 	struct mcc_fab_send_wr *bad = NULL;
 	const uint64_t posted = g_clock;
 	CU_ASSERT_EQUAL_FATAL(o->post_send(a->qp, &wr, &bad), 0);
-	struct mcc_fab_wc wc;
+	struct mcc_fab_wc wc = { 0 };
 	/* the executor steps the model at the post's own time first */
 	uint64_t next = mcc_fab_model_advance(m, g_clock);
-	for (int i = 0; i < 10000 && o->poll_cq(a->cq, 1, &wc) == 0; i++) {
+	int polled = 0;
+	for (int i = 0; i < 10000 && !(polled = o->poll_cq(a->cq, 1, &wc)); i++) {
 		CU_ASSERT_NOT_EQUAL_FATAL(next, MCC_FAB_NEVER);
 		g_clock = next;
 		next = mcc_fab_model_advance(m, g_clock);
 	}
+	CU_ASSERT_EQUAL_FATAL(polled, 1);
 	CU_ASSERT_EQUAL(wc.status, IBV_WC_SUCCESS);
 	return g_clock - posted;
 }
