@@ -30,7 +30,10 @@ struct mcc_actor {
 
 struct mcc_exec {
 	enum mcc_exec_kind kind;
-	uint64_t now;       /* sim: virtual time */
+	/* sim: virtual time. Only the thread in mcc_exec_run writes it, but a
+	 * host clock may be read on any thread (the engine's stat publisher
+	 * reads it), so it is atomic; relaxed, as a clock read orders nothing. */
+	_Atomic uint64_t now;
 	uint64_t seq;
 	uint64_t rng;
 	_Atomic uint64_t steps;
@@ -85,7 +88,7 @@ enum mcc_exec_kind mcc_exec_kind(const mcc_exec *ex)
 uint64_t mcc_exec_now(mcc_exec *ex)
 {
 	if (ex->kind == MCC_EXEC_SIM)
-		return ex->now;
+		return atomic_load_explicit(&ex->now, memory_order_relaxed);
 	uint64_t t0 = (uint64_t)ex->t0.tv_sec * 1000000000ull + (uint64_t)ex->t0.tv_nsec;
 	return mono_ns() - t0 + 1;
 }
@@ -217,7 +220,8 @@ void mcc_exec_wake(mcc_actor *a, uint64_t at)
 {
 	mcc_exec *ex = a->ex;
 	if (ex->kind == MCC_EXEC_SIM) {
-		sim_schedule(ex, a, at < ex->now ? ex->now : at);
+		uint64_t now = mcc_exec_now(ex);
+		sim_schedule(ex, a, at < now ? now : at);
 		return;
 	}
 	uint64_t cur = atomic_load(&a->wake_at);
@@ -273,6 +277,7 @@ static void *actor_thread(void *p)
 uint64_t mcc_exec_run(mcc_exec *ex, uint64_t until, int (*done)(void *), void *arg)
 {
 	if (ex->kind == MCC_EXEC_SIM) {
+		uint64_t now = mcc_exec_now(ex);
 		while (ex->nheap) {
 			if (done && done(arg))
 				break;
@@ -280,17 +285,21 @@ uint64_t mcc_exec_run(mcc_exec *ex, uint64_t until, int (*done)(void *), void *a
 			if (a->at > until)
 				break;
 			sim_pop(ex);
-			if (a->at > ex->now)
-				ex->now = a->at;
-			uint64_t next = a->fn(a->arg, ex->now);
+			if (a->at > now) {
+				now = a->at;
+				atomic_store_explicit(&ex->now, now, memory_order_relaxed);
+			}
+			uint64_t next = a->fn(a->arg, now);
 			ex->steps++;
-			if (next != MCC_EXEC_PARK && next <= ex->now)
-				next = ex->now + 1; /* a step always costs time */
+			if (next != MCC_EXEC_PARK && next <= now)
+				next = now + 1; /* a step always costs time */
 			sim_schedule(ex, a, next);
 		}
-		if (ex->now < until && !(done && done(arg)) && until != UINT64_MAX)
-			ex->now = until;
-		return ex->now;
+		if (now < until && !(done && done(arg)) && until != UINT64_MAX) {
+			now = until;
+			atomic_store_explicit(&ex->now, now, memory_order_relaxed);
+		}
+		return now;
 	}
 	atomic_store(&ex->stop, 0);
 	for (struct mcc_actor *a = ex->actors; a; a = a->next)
