@@ -288,7 +288,14 @@ int main(int argc, char **argv)
 	}
 	if (!arms)
 		arms = MCC_CC_COMPILED_IN ? "compile-out,off,observe,enforce" : "compile-out";
-	char dir[PATH_MAX], mbuf[PATH_MAX + 32];
+	char dir[PATH_MAX], mbuf[PATH_MAX + 32], mabs[PATH_MAX];
+	if (mdir) { /* the configuration takes an absolute path only */
+		if (!realpath(mdir, mabs)) {
+			fprintf(stderr, "%s: --module-dir %s: %s\n", argv[0], mdir, strerror(errno));
+			return 2;
+		}
+		mdir = mabs;
+	}
 	if (exe_dir(dir, sizeof(dir)) == 0 && !mdir) {
 		struct stat stt;
 		snprintf(mbuf, sizeof(mbuf), "%s/../../modules/.libs", dir);

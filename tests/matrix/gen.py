@@ -10,7 +10,8 @@ Cells (one flow per sender, one receiver port as the bottleneck):
                victim flow (outstanding 1) from one more sender (N < 64: the
                runner has 64 senders at most, so incast64 has no victim)
   shK-SZ       K bulk flows (K senders, one receiver), staggered starts
-               0, 0, +STEP, +2 STEP, ...; SZ = 256k (256 KiB x 16) or 1m (1 MiB x 4)
+               0, 0, +STEP, +2 STEP, ...; SZ = 256k (256 KiB x 16) or 1m (1 MiB x 4);
+               sh1-1m-rtt5000: one flow alone on a 5 ms path (efficiency)
   *-rttR       base RTT R us: the model's WRITE round trip crosses three
                propagation delays (sender -> switch, switch -> receiver, the
                ACK back as one event; host_stubs/fabric/model.c), so
@@ -115,9 +116,10 @@ def grid(tier):
     for k in (2, 3, 4, 6, 8):
         for sz in ("256k", "1m"):
             cells.append(share(k, sz, d + (k - 2) * step, step))
-    for rtt in (5, 20, 50, 100, 200):
+    for rtt in (5, 20, 50, 100, 200, 500, 1000):
         cells.append(share(2, "1m", d, step, rtt=rtt))
         cells.append(incast(8, d, rtt=rtt))
+    cells.append(share(1, "1m", 1.0, step, rtt=5000))
     for link in (100, 400):
         cells.append(share(2, "1m", d, step, link=link))
         cells.append(incast(16, d, link=link))
