@@ -17,10 +17,22 @@
  *   q <= target (calm)  after low_pressure_epochs calm epochs, growth every
  *                       calm epoch: fast recovery halves the gap to the
  *                       window before the last cut for fast_recovery_epochs
- *                       epochs, then + ai_bytes (a hardware device: at most
+ *                       epochs (a route or a software device), then
+ *                       + ai_bytes (a hardware device: at most
  *                       min_window_bytes / 2, below); each step at most half
  *                       the window and tapered by queueing, (target - q) /
  *                       target, whole at no queueing, 1/16 at the target.
+ *
+ * A hardware device has no fast recovery: its window is its share of a
+ * bottleneck that other senders' devices share, and returning each device
+ * toward its own window before the cut gives back in proportion what the
+ * cut took in proportion, so the split the devices had survives every
+ * cycle (two TE flows on one port held 16.4 / 8.6 Gb/s, Jain 0.911). Only
+ * the additive step, the same bytes for every device, evens them out
+ * (Chiu and Jain). A route keeps it (a route cut in an incast must give
+ * its window back quickly, or it paces its sender's last bytes while the
+ * port idles), and so does a software device (after a guest stall it must
+ * regrow fast; modules/core/README.md, ai_bytes).
  *
  * Flows that share a bottleneck see the same queueing, so they cut in the
  * same epochs by the same factor and grow by the same bytes: the AIMD
@@ -206,7 +218,9 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 			cut = p->min_window;
 		if (cut < w) {
 			s->pre_cut = w;
-			s->fr_left = p->fr_epochs;
+			/* fast recovery for routes and software devices only
+			 * (the header: a hardware device grows additively) */
+			s->fr_left = in->route || in->software ? p->fr_epochs : 0;
 			s->floor_runs = 0;
 			out->window = cut;
 		} else if (in->route && ++s->floor_runs >= AIMD_PACE_AFTER) {
