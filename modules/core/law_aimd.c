@@ -17,22 +17,27 @@
  *   q <= target (calm)  after low_pressure_epochs calm epochs, growth every
  *                       calm epoch: fast recovery halves the gap to the
  *                       window before the last cut for fast_recovery_epochs
- *                       epochs (a route or a software device), then
+ *                       epochs (not on a hardware device's window under
+ *                       2 x ai_bytes, below), then
  *                       + ai_bytes (a hardware device: at most
  *                       min_window_bytes / 2, below); each step at most half
  *                       the window and tapered by queueing, (target - q) /
  *                       target, whole at no queueing, 1/16 at the target.
  *
- * A hardware device has no fast recovery: its window is its share of a
- * bottleneck that other senders' devices share, and returning each device
- * toward its own window before the cut gives back in proportion what the
- * cut took in proportion, so the split the devices had survives every
- * cycle (two TE flows on one port held 16.4 / 8.6 Gb/s, Jain 0.911). Only
- * the additive step, the same bytes for every device, evens them out
- * (Chiu and Jain). A route keeps it (a route cut in an incast must give
- * its window back quickly, or it paces its sender's last bytes while the
- * port idles), and so does a software device (after a guest stall it must
- * regrow fast; modules/core/README.md, ai_bytes).
+ * A hardware device whose window was under 2 x ai_bytes when it was cut
+ * has no fast recovery: senders' devices that share a port sit there (a
+ * few slices each), and returning each toward its own window before the
+ * cut gives back in proportion what the cut took in proportion, so the
+ * split the devices had survives every cycle (two TE flows on one port
+ * held 16.4 / 8.6 Gb/s, Jain 0.911). Only the additive step, the same
+ * bytes for every device, evens them out (Chiu and Jain); the same bound
+ * as for that step's size (modules/core/README.md "Why the law is fair",
+ * 4 and 5). A larger window keeps it (a lone sender's bulk regrows fast:
+ * without it TENT's flush scenario lost 14 % of its goodput), a route
+ * keeps it (a route cut in an incast must give its window back quickly,
+ * or it paces its sender's last bytes while the port idles), and so does
+ * a software device (after a guest stall it must regrow fast; README.md,
+ * ai_bytes).
  *
  * Flows that share a bottleneck see the same queueing, so they cut in the
  * same epochs by the same factor and grow by the same bytes: the AIMD
@@ -218,9 +223,10 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 			cut = p->min_window;
 		if (cut < w) {
 			s->pre_cut = w;
-			/* fast recovery for routes and software devices only
-			 * (the header: a hardware device grows additively) */
-			s->fr_left = in->route || in->software ? p->fr_epochs : 0;
+			/* fast recovery but on a hardware device's small window
+			 * (the header) */
+			s->fr_left = in->route || in->software || w >= 2 * p->ai_bytes ? p->fr_epochs
+			                                                               : 0;
 			s->floor_runs = 0;
 			out->window = cut;
 		} else if (in->route && ++s->floor_runs >= AIMD_PACE_AFTER) {

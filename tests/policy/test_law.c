@@ -105,32 +105,33 @@ static void test_delay_growth_needs_base_use_and_headroom(void)
 }
 
 /* The AIMD law's own rules, as modules/core/README.md states them: two
- * high epochs halve, then after low_epochs calm ones a route and a
- * software device halve the gap to the window before the cut (fast
- * recovery), a hardware device adds its additive step (no fast recovery:
- * law_aimd.c). */
+ * high epochs halve, then after low_epochs calm ones fast recovery halves
+ * the gap to the window before the cut: on a hardware device, a route and a
+ * software device cut from 8 MiB; a hardware device cut from under
+ * 2 x ai_bytes (448 KiB) adds its additive step instead (law_aimd.c). */
 static void test_aimd_hysteresis_halving_and_recovery(void)
 {
 	struct mcc_law_state ls = { 0 };
 	struct mcc_law_in in;
 	struct mcc_law_out o;
-	for (int kind = 0; kind < 3; kind++) { /* hardware device, route, software device */
+	for (int kind = 0; kind < 4; kind++) { /* device, route, software device, small device */
+		const uint64_t w = kind == 3 ? 448 * 1024 : 8 * MiB;
 		memset(&ls, 0, sizeof(ls));
 		CU_ASSERT_EQUAL(mcc_law_aimd.start(&P, &ls, MiB, P.max_window, false), MiB);
-		in = ep(8 * MiB, 500); /* q / (2 T) >= 1: full md */
+		in = ep(w, 500); /* q / (2 T) >= 1: full md */
 		in.route = kind == 1;
 		in.software = kind == 2;
-		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 8 * MiB);
+		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, w);
 		o = run(&mcc_law_aimd, &ls, &in);
-		CU_ASSERT_EQUAL(o.window, 4 * MiB);
+		CU_ASSERT_EQUAL(o.window, w / 2);
 		CU_ASSERT_TRUE(o.congested);
-		in.window = in.actual = in.ep_bytes = 4 * MiB;
+		in.window = in.actual = in.ep_bytes = w / 2;
 		in.q_us = 0;
 		in.congested = true;
 		for (uint32_t i = 1; i < P.low_epochs; i++)
-			CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB);
+			CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, w / 2);
 		o = run(&mcc_law_aimd, &ls, &in);
-		CU_ASSERT_EQUAL(o.window, kind ? 6 * MiB : 4 * MiB + P.min_window / 2);
+		CU_ASSERT_EQUAL(o.window, kind == 3 ? w / 2 + P.min_window / 2 : 6 * MiB);
 		CU_ASSERT_FALSE(o.congested);
 	}
 	/* recovery from quarantine: slow start from the minimum, held until a
