@@ -791,6 +791,12 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 		if ((rc = mcc_host_eng_create(&s->eng, &c, &sc->env, on_task_done, s)) != 0)
 			goto out;
 	}
+	/* the engines read their configuration when they are created: the
+	 * scratch file goes now, so a run that is killed leaves none behind */
+	if (sc->ini_path[0]) {
+		unlink(sc->ini_path);
+		sc->ini_path[0] = '\0';
+	}
 	add_workload(sc, sp);
 	/* source buffers: pseudo-random payload, registered with the engine */
 	for (uint32_t i = 0; i < sc->nsnd; i++) {

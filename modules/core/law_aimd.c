@@ -18,11 +18,11 @@
  *                       calm epoch: fast recovery halves the gap to the
  *                       window before the last cut for fast_recovery_epochs
  *                       epochs (not on a hardware device's window under
- *                       2 x ai_bytes, below), then
- *                       + ai_bytes (a hardware device: at most
- *                       min_window_bytes / 2, below); each step at most half
- *                       the window and tapered by queueing, (target - q) /
- *                       target, whole at no queueing, 1/16 at the target.
+ *                       2 x ai_bytes, below), then + ai_bytes (a hardware
+ *                       device: at most min_window_bytes / 2, below);
+ *                       each step at most half the window and tapered by
+ *                       queueing, (target - q) / target, whole at no
+ *                       queueing, 1/16 at the target.
  *
  * A hardware device whose window was under 2 x ai_bytes when it was cut
  * has no fast recovery: senders' devices that share a port sit there (a

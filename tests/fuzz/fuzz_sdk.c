@@ -49,6 +49,15 @@
 
 static const char *const keys[NK] = {"10.0.0.2:1@mlx5_0", "10.0.0.3:1@mlx5_0", "k", "\x01\x02"};
 static char moddir[4096], ini_enforce[4096];
+static char scratch[] = "/tmp/mcc-fuzz-sdk-XXXXXX"; /* the configuration's folder */
+
+/* At exit: the scratch folder and its file go with the run. */
+static void scratch_remove(void)
+{
+	if (ini_enforce[0])
+		unlink(ini_enforce);
+	rmdir(scratch);
+}
 static int tracing;
 static uint64_t now_ns = 1000000000ull;
 
@@ -715,6 +724,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
+	if (ini_enforce[0]) /* libFuzzer or the replay called it already */
+		return 0;
 	tracing = getenv("MCC_FUZZ_TRACE") != NULL;
 	const char *dir = getenv("MCC_FUZZ_MODULE_DIR");
 	if (!dir || !*dir)
@@ -738,10 +749,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		        dlerror());
 		return 1;
 	}
-	char tmpl[] = "/tmp/mcc-fuzz-sdk-XXXXXX";
-	if (!mkdtemp(tmpl))
+	if (!mkdtemp(scratch))
 		return 1;
-	snprintf(ini_enforce, sizeof(ini_enforce), "%s/enforce.ini", tmpl);
+	atexit(scratch_remove);
+	snprintf(ini_enforce, sizeof(ini_enforce), "%s/enforce.ini", scratch);
 	FILE *f = fopen(ini_enforce, "w");
 	if (!f)
 		return 1;
