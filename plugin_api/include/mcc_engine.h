@@ -117,7 +117,9 @@ struct mcc_engine_opts {
 	 * mcc_engine_now). One clock per process: the first engine open while no
 	 * other is open installs it; a later engine naming another clock gets the
 	 * installed one and a warning. fn and arg stay valid until the last
-	 * engine of the process is closed. */
+	 * engine of the process is closed. fn is called from any thread (the
+	 * engine's posting and polling threads, its monitor, the live view's
+	 * publisher): it must be safe to call concurrently. */
 	uint64_t (*now_ns)(void *clock_arg);
 	void *clock_arg;
 };
