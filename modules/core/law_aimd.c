@@ -30,9 +30,9 @@
  * cut gives back in proportion what the cut took in proportion, so the
  * split the devices had survives every cycle (two TE flows on one port
  * held 16.4 / 8.6 Gb/s, Jain 0.911). Only the additive step, the same
- * bytes for every device, evens them out (Chiu and Jain); the same bound
- * as for that step's size (modules/core/README.md "Why the law is fair",
- * 4 and 5). A larger window keeps it (a lone sender's bulk regrows fast:
+ * bytes for every device, evens them out (Chiu and Jain); 2 x ai_bytes is
+ * the window under which growth was found to go in proportion
+ * (modules/core/README.md "Why the law is fair", 4 and 5). A larger window keeps it (a lone sender's bulk regrows fast:
  * without it TENT's flush scenario lost 14 % of its goodput), a route
  * keeps it (a route cut in an incast must give its window back quickly,
  * or it paces its sender's last bytes while the port idles), and so does
@@ -201,6 +201,9 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 	struct aimd_state *s = MCC_LAW_STATE_OF(struct aimd_state, ls);
 	const uint64_t w = in->window, t = p->target_drain_us, q = in->q_us;
 	const bool high = q > t || in->signal;
+	/* a hardware device's window: a share of a port (the header, and
+	 * README.md "Why the law is fair", 4 and 5) */
+	const bool hw_device = !in->route && !in->software;
 
 	out->window = w;
 	out->pace = in->pace;
@@ -223,10 +226,8 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 			cut = p->min_window;
 		if (cut < w) {
 			s->pre_cut = w;
-			/* fast recovery but on a hardware device's small window
-			 * (the header) */
-			s->fr_left = in->route || in->software || w >= 2 * p->ai_bytes ? p->fr_epochs
-			                                                               : 0;
+			/* no fast recovery on a hardware device's small window */
+			s->fr_left = hw_device && w < 2 * p->ai_bytes ? 0 : p->fr_epochs;
 			s->floor_runs = 0;
 			out->window = cut;
 		} else if (in->route && ++s->floor_runs >= AIMD_PACE_AFTER) {
@@ -286,7 +287,7 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 		 * last bytes while the port idles. So does a software device:
 		 * its queueing counts only while its rate has collapsed, and
 		 * after a guest stall it must regrow fast (README.md, ai_bytes). */
-		if (!in->route && !in->software && step > p->min_window / 2)
+		if (hw_device && step > p->min_window / 2)
 			step = p->min_window / 2;
 	}
 	uint64_t nw = w + grow_step(step, w, q, t);

@@ -262,10 +262,12 @@ static void test_aimd_device_step_same_bytes(void)
 #define FAIR_BPUS 10000u
 #define FAIR_EPOCHS 1200
 
-static uint64_t fair_queue(uint64_t w1, uint64_t w2)
+/* queueing (us) of windows w1 + w2 on a pipe of `bdp` bytes draining
+ * `bpus` bytes per microsecond */
+static uint64_t queue_us(uint64_t w1, uint64_t w2, uint64_t bdp, uint64_t bpus)
 {
 	uint64_t sum = w1 + w2;
-	return sum > FAIR_BDP ? (sum - FAIR_BDP) / FAIR_BPUS : 0;
+	return sum > bdp ? (sum - bdp) / bpus : 0;
 }
 
 static void fair_step(struct mcc_law_state *ls, uint64_t *w, bool *cong, uint64_t q)
@@ -290,7 +292,7 @@ static void test_aimd_two_flows_on_one_queue_converge(void)
 	bool ca = false, cb = false;
 	uint32_t cuts = 0, full = 0;
 	for (int e = 0; e < FAIR_EPOCHS; e++) {
-		uint64_t q = fair_queue(wa, wb), pa = wa;
+		uint64_t q = queue_us(wa, wb, FAIR_BDP, FAIR_BPUS), pa = wa;
 		fair_step(&a, &wa, &ca, q);
 		fair_step(&b, &wb, &cb, q);
 		cuts += wa < pa;
@@ -303,7 +305,7 @@ static void test_aimd_two_flows_on_one_queue_converge(void)
 }
 
 /* The same on a busy port, where the devices hold a few slices each above
- * a small bandwidth-delay product and are cut every few epochs: two flows
+ * a small bandwidth-delay product and are cut again and again: two flows
  * at a 2:1 split (the split TE's two flows of 1 MiB x 4 held on one 25 Gb/s
  * port) are within 10 % of each other after 100 epochs. With fast
  * recovery, which returned each device toward its own window before the
@@ -316,7 +318,7 @@ static void test_aimd_devices_even_out_on_a_busy_port(void)
 	mcc_law_aimd.start(&P, &a, wa, P.max_window, false);
 	mcc_law_aimd.start(&P, &b, wb, P.max_window, false);
 	for (int e = 0; e < 100; e++) {
-		uint64_t sum = wa + wb, q = sum > 64 * 1024 ? (sum - 64 * 1024) / 3125 : 0; /* 25 Gb/s */
+		uint64_t q = queue_us(wa, wb, 64 * 1024, 3125); /* 25 Gb/s */
 		fair_step(&a, &wa, &ca, q);
 		fair_step(&b, &wb, &cb, q);
 	}
