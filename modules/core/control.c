@@ -666,18 +666,21 @@ static void gather(struct mcc_dom *d)
  * slices, or an application between batches, deliver little because little
  * is there, not because the path collapsed. From 0, so a first epoch's burst
  * is not the peak. */
-static void slow_rate(struct mcc_ctl *cs, uint64_t dt, uint64_t now)
+static void slow_rate(struct mcc_ctl *cs, uint64_t dt, uint64_t now, uint64_t window)
 {
 	double k = dt >= MCC_SW_RATE_TAU_NS ? 1.0 : (double)dt / (double)MCC_SW_RATE_TAU_NS;
 	double rs = (double)cs->rate_slow;
 	cs->rate_slow = sat_u64(rs + ((double)cs->ep_rate - rs) * k);
 	if (now - cs->peak_t0 >= MCC_SW_PEAK_NS) {
 		cs->peak_prev = cs->peak_cur;
+		cs->peak_wk_prev = cs->peak_wk_cur;
 		cs->peak_cur = 0;
 		cs->peak_t0 = now;
 	}
-	if (cs->rate_slow > cs->peak_cur)
+	if (cs->rate_slow > cs->peak_cur) {
 		cs->peak_cur = cs->rate_slow;
+		cs->peak_wk_cur = (uint32_t)(window >> 10 < UINT32_MAX ? window >> 10 : UINT32_MAX);
+	}
 }
 
 /* First pass over every domain: feedback of the epoch, delivery rate,
@@ -691,8 +694,9 @@ static void measure(struct mcc_dom *d, uint64_t dt, uint64_t now)
 	cs->ep_rate = dt ? sat_u64((double)cs->ep_bytes * 1e9 / (double)dt) : 0;
 	if (dt && (cs->ep_bytes || actual)) {
 		cs->rate = cs->rate ? (3 * cs->rate + cs->ep_rate) / 4 : cs->ep_rate;
-		if (4 * actual >= atomic_load_explicit(&d->window, RLX))
-			slow_rate(cs, dt, now); /* backlogged: not an application's pause */
+		uint64_t w = atomic_load_explicit(&d->window, RLX);
+		if (4 * actual >= w)
+			slow_rate(cs, dt, now, w); /* backlogged: not an application's pause */
 	}
 	if (cs->ep_bytes || !actual) {
 		cs->drained_ns = now;
@@ -780,8 +784,11 @@ static void base_learn(struct mcc_ctl *cs)
  * bottleneck, but the queue is the host's own. On such a device queueing
  * counts only while the delivery rate has collapsed: the rate smoothed over
  * 250 ms of backlogged epochs (slow_rate) below half its peak over the last
- * 1-2 s (a shaped or congested egress, a stalled peer). Hardware devices are
- * not affected.
+ * 1-2 s (a shaped or congested egress, a stalled peer), with a window of at
+ * least half the one that peak was measured at (a smaller window delivers
+ * less on such a host: a rate that fell with a cut is the cut's doing, and
+ * counting it held a host's own low spell at the minimum window). Hardware
+ * devices are not affected.
  */
 static bool software_path(const struct mcc_dom *d)
 {
@@ -808,8 +815,16 @@ static uint64_t queueing(const struct mcc_dom *d, uint64_t tgt)
 	uint64_t q = sub0(cs->drain_us, base_of(d, tgt));
 	if (!q || !software_path(d))
 		return q;
-	uint64_t peak = cs->peak_prev > cs->peak_cur ? cs->peak_prev : cs->peak_cur;
-	return cs->rate_slow < peak / 2 ? q : 0;
+	bool prev = cs->peak_prev > cs->peak_cur;
+	uint64_t peak = prev ? cs->peak_prev : cs->peak_cur;
+	uint64_t peak_w = (uint64_t)(prev ? cs->peak_wk_prev : cs->peak_wk_cur) << 10;
+	/* a rate that fell with a window cut below half of the peak's is the
+	 * cut's doing, not the path's, unless it fell deeper than any cut
+	 * explains (MCC_SW_DEEP) */
+	if (cs->rate_slow < peak / MCC_SW_DEEP)
+		return q;
+	return cs->rate_slow < peak / 2 && 2 * atomic_load_explicit(&d->window, RLX) >= peak_w ? q
+	                                                                                      : 0;
 }
 
 /* A route's pace (law.h "Pacing"): `pace` bytes per epoch, 0 ends it. A
