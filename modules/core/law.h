@@ -24,9 +24,12 @@
  *           While SUSPECT the core keeps the state and remembers `congested`
  *           for when the domain returns.
  *
- * Pacing: a route whose window is at min_window_bytes and still under
- * pressure cannot shrink its window further (a slice is indivisible), so a
- * law may answer a pace instead: out->pace bytes per epoch (0: not paced).
+ * Pacing: a route whose window is at min_window_bytes, binds (no further
+ * slice fits beside what is in flight) and is still under pressure cannot
+ * shrink its window further (a slice is indivisible), so a law may answer
+ * a pace instead: out->pace bytes per epoch (0: not paced). A route whose
+ * window does not bind (a small flow) takes nothing from the queue a cut
+ * or pace could give back; the aimd law never paces it.
  * A paced route admits within its window and only bytes its pace has earned:
  * a token bucket the core fills at each tick (pace bytes per epoch_us of
  * host time, at most two slices in store) and each admission spends (the

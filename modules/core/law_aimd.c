@@ -48,7 +48,9 @@
  * flow to arrive kept its share for good.
  *
  * Pacing (law.h): a route already at min_window_bytes whose high runs go on
- * (AIMD_PACE_AFTER of them) cannot shrink its window, a slice being
+ * (AIMD_PACE_AFTER of them), its window bound in one of their epochs
+ * (window_bound: a small flow's never does, and pacing it would only delay
+ * its messages), cannot shrink its window, a slice being
  * indivisible; it gets an effective window below the minimum, w_eff =
  * window x md_percent / 100, and the pace w_eff per drain time. w_eff is cut
  * by md on each run of high_pressure_epochs high epochs with completions
@@ -77,6 +79,7 @@ struct aimd_state {
 	uint32_t fr_left; /* fast-recovery epochs left */
 	uint32_t floor_runs; /* high runs in a row with the window at its minimum */
 	bool ss;          /* slow start */
+	bool bound;       /* route: its window bound in an epoch since the last cut or calm epoch */
 };
 MCC_LAW_STATE_CHECK(struct aimd_state);
 
@@ -101,6 +104,7 @@ static uint64_t aimd_start(const struct mcc_params *p, struct mcc_law_state *ls,
 	struct aimd_state *s = MCC_LAW_STATE_OF(struct aimd_state, ls);
 	s->pre_cut = resume > p->min_window ? resume : p->min_window;
 	s->ss = true;
+	s->bound = false;
 	s->fr_left = 0;
 	s->high_streak = 0;
 	s->low_streak = recovered ? 0 : p->low_epochs;
@@ -195,6 +199,17 @@ static void paced_epoch(const struct mcc_params *p, struct aimd_state *s,
 	out->pace = s->w_eff ? pace_of(s, in) : 0;
 }
 
+/* Whether the window binds: no further slice fits beside what is in flight
+ * at the tick. A route whose window does not bind (a small flow, one slice
+ * outstanding) adds nothing a cut or a pace could take from the queue:
+ * pacing it would only delay its messages. (An estimate of what it held
+ * over the epoch, delivery rate x drain time, swings with the queue: it
+ * paced the 32:1 incast's latency flow again.) */
+static bool window_bound(const struct mcc_law_in *in, uint64_t w)
+{
+	return in->actual + (in->slice ? in->slice : MCC_SLICE_REF) > w;
+}
+
 static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
                        const struct mcc_law_in *in, struct mcc_law_out *out)
 {
@@ -214,6 +229,8 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 		paced_epoch(p, s, in, out);
 		return;
 	}
+	if (in->route && window_bound(in, w))
+		s->bound = true;
 	if (high) {
 		s->low_streak = 0;
 		s->ss = false; /* the first high epoch ends slow start */
@@ -226,11 +243,12 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 			cut = p->min_window;
 		if (cut < w) {
 			s->pre_cut = w;
+			s->bound = false;
 			/* no fast recovery on a hardware device's small window */
 			s->fr_left = hw_device && w < 2 * p->ai_bytes ? 0 : p->fr_epochs;
 			s->floor_runs = 0;
 			out->window = cut;
-		} else if (in->route && ++s->floor_runs >= AIMD_PACE_AFTER) {
+		} else if (in->route && s->bound && ++s->floor_runs >= AIMD_PACE_AFTER) {
 			s->w_eff = mcc_law_scale(w, p->md_percent, 100);
 			s->last_drain = in->drain_us;
 			s->last_q = q;
@@ -244,6 +262,7 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 		return;
 	}
 	s->floor_runs = 0;
+	s->bound = false;
 	s->high_streak = 0;
 	if (s->ss && !in->congested && !in->suspect) {
 		/* slow start: double while queueing stays within target / 4, but

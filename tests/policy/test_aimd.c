@@ -874,8 +874,9 @@ static unsigned admit_completing(struct th *h, mcc_route *r, unsigned max)
 }
 
 /* The core honours a law's pace (law.h "Pacing", domain.c pace_take): a
- * CONGESTED route at the minimum window whose queue keeps growing is paced
- * after AIMD_PACE_AFTER (4) high runs at the floor, at min x md (64 KiB)
+ * CONGESTED route at the minimum window whose queue keeps growing, its
+ * window full at the tick, is paced after AIMD_PACE_AFTER (4) high runs at
+ * the floor, at min x md (64 KiB)
  * per drain time (1 ms): 64 KiB per epoch. It then admits only what the
  * token bucket (filled at each tick, at most two slices) holds: DEFER on an
  * empty bucket, an admission after a tick, two slices after idle epochs,
@@ -893,9 +894,12 @@ static void test_core_honours_the_pace_of_a_congested_route(void)
 	th_calm(h, f.r, 2);
 	CU_ASSERT_EQUAL(th_rstate(h, f.r), MCC_PATH_CONGESTED);
 	for (int e = 0; e < 10; e++) {
-		/* window mode: 4 slices of an epoch admitted, completing at once */
-		CU_ASSERT_EQUAL(admit_completing(h, f.r, 4), 4);
+		/* window mode: 4 slices offered an epoch, as many admitted as the
+		 * window holds, in flight at the tick (the window binds at the
+		 * minimum: law_aimd.c window_bound), completing after it */
+		CU_ASSERT_EQUAL(th_push(h, f.r, 4, 64 * KiB, 1), e < 6 ? 4 : 2);
 		th_tick(h);
+		th_drain(h);
 	}
 	CU_ASSERT_EQUAL(th_rwin(h, f.r), 128 * KiB);
 	CU_ASSERT_EQUAL(th_rstate(h, f.r), MCC_PATH_CONGESTED);

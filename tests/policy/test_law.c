@@ -412,12 +412,38 @@ static void test_aimd_pacing_below_the_minimum_window(void)
 	CU_ASSERT_EQUAL(o.pace, 0);
 }
 
+/* A small flow at the minimum window (one 64 KiB slice outstanding in a
+ * 128 KiB window: its window never binds) in a queue that stays high: it
+ * is never paced, since a pace would only delay its messages and take
+ * nothing from the queue (the victim of a 16:1 incast waited 1.3x longer
+ * than without the controller, 5.6 ms at 32:1). The same route with its
+ * window full once in the run is paced at the 4th high run. */
+static void test_aimd_unbound_window_is_not_paced(void)
+{
+	const uint64_t mw = P.min_window;
+	for (int bound_once = 0; bound_once < 2; bound_once++) {
+		struct mcc_law_state ls = { 0 };
+		struct mcc_law_in in = rep(mw, 500);
+		in.congested = true;
+		in.drain_us = 1000;
+		in.epoch_us = 1000;
+		in.slice = 65536;
+		uint64_t pace = 0;
+		for (int i = 0; i < 40 && !pace; i++) {
+			in.actual = bound_once && i == 1 ? mw : in.slice; /* full once, else one slice */
+			pace = run(&mcc_law_aimd, &ls, &in).pace;
+		}
+		CU_ASSERT_EQUAL(pace, bound_once ? mw / 2 : 0);
+	}
+}
+
 MCC_CU_SUITE(t_init_law_tests, "law", NULL, NULL,
              test_delay_cut_scales_with_overshoot,
              test_delay_growth_needs_base_use_and_headroom,
              test_aimd_hysteresis_halving_and_recovery,
              test_aimd_growth_tapers_with_queueing,
              test_aimd_no_hold_band_at_the_target,
+             test_aimd_unbound_window_is_not_paced,
              test_aimd_device_step_same_bytes,
              test_aimd_two_flows_on_one_queue_converge,
              test_aimd_devices_even_out_on_a_busy_port,
