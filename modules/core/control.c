@@ -784,11 +784,11 @@ static void base_learn(struct mcc_ctl *cs)
  * bottleneck, but the queue is the host's own. On such a device queueing
  * counts only while the delivery rate has collapsed: the rate smoothed over
  * 250 ms of backlogged epochs (slow_rate) below half its peak over the last
- * 1-2 s (a shaped or congested egress, a stalled peer), with a window of at
- * least half the one that peak was measured at (a smaller window delivers
- * less on such a host: a rate that fell with a cut is the cut's doing, and
- * counting it held a host's own low spell at the minimum window). Hardware
- * devices are not affected.
+ * 1-2 s (a shaped or congested egress, a stalled peer), the peak scaled
+ * to the window now where that is smaller than the peak's (a smaller window
+ * delivers less on such a host: a rate that fell with a cut is the cut's
+ * doing, and counting it held a host's own low spell at the minimum
+ * window). Hardware devices are not affected.
  */
 static bool software_path(const struct mcc_dom *d)
 {
@@ -818,13 +818,15 @@ static uint64_t queueing(const struct mcc_dom *d, uint64_t tgt)
 	bool prev = cs->peak_prev > cs->peak_cur;
 	uint64_t peak = prev ? cs->peak_prev : cs->peak_cur;
 	uint64_t peak_w = (uint64_t)(prev ? cs->peak_wk_prev : cs->peak_wk_cur) << 10;
-	/* a rate that fell with a window cut below half of the peak's is the
-	 * cut's doing, not the path's, unless it fell deeper than any cut
-	 * explains (MCC_SW_DEEP) */
-	if (cs->rate_slow < peak / MCC_SW_DEEP)
-		return q;
-	return cs->rate_slow < peak / 2 && 2 * atomic_load_explicit(&d->window, RLX) >= peak_w ? q
-	                                                                                      : 0;
+	/* against what this window delivered at the peak: on such a host a
+	 * smaller window delivers less in proportion, so a rate that fell with
+	 * a cut is the cut's doing, not the path's; below 1 / MCC_SW_DEEP of
+	 * the peak it has collapsed whatever the window */
+	uint64_t w = atomic_load_explicit(&d->window, RLX);
+	if (w < peak_w)
+		peak = mcc_law_scale(peak, w, peak_w);
+	uint64_t deep = (prev ? cs->peak_prev : cs->peak_cur) / MCC_SW_DEEP;
+	return cs->rate_slow < peak / 2 || cs->rate_slow < deep ? q : 0;
 }
 
 /* A route's pace (law.h "Pacing"): `pace` bytes per epoch, 0 ends it. A

@@ -59,8 +59,7 @@
 #define MCC_SW_RATE_TAU_NS 250000000ull
 #define MCC_SW_PEAK_NS 1000000000ull
 /* a software path whose slow rate fell below 1 / this of its peak has
- * collapsed whatever its window (a shaper, a stalled peer): a host's own
- * swing with the window cut to a quarter stays above it (README.md "A
+ * collapsed whatever its window (a shaper, a stalled peer; README.md "A
  * software device") */
 #define MCC_SW_DEEP 16u
 /* credit mode needs this many admissions in the last epoch: below it a
@@ -206,8 +205,8 @@ struct mcc_ctl {
 	 * delivery rate smoothed over MCC_SW_RATE_TAU_NS of backlogged epochs, its
 	 * peak in the bucket started at peak_t0 and in the one before */
 	uint64_t rate_slow, peak_cur, peak_prev, peak_t0;
-	/* the window (KiB) when each peak was measured: a rate that fell
-	 * because the window was cut below half of it is not a collapse */
+	/* the window (KiB) when each peak was measured: at a smaller window
+	 * the peak counts in proportion (control.c queueing) */
 	uint32_t peak_wk_cur, peak_wk_prev;
 	struct mcc_law_state law; /* the control law's own (law.h) */
 	uint64_t pace;        /* route: the law's pace, bytes per epoch (0: none) */

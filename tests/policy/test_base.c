@@ -250,8 +250,8 @@ static void test_software_device_rate_collapse_is_congestion(void)
 	CU_ASSERT_EQUAL(rs.quarantines, 0);
 	th_free(h);
 
-	/* 64-fold (an 8 Mbit/s shaper on a 0.5 Gbit/s rxe): deeper than any
-	 * cut explains, so the cuts go on below half the peak's window */
+	/* 64-fold (an 8 Mbit/s shaper on a 0.5 Gbit/s rxe): under 1/16 of the
+	 * peak, a collapse at any window, so the cuts go on toward the minimum */
 	h = steady_software_path(&d, &r);
 	uint64_t wmin = UINT64_MAX;
 	for (int k = 0; k < 1200; k++) { /* 1 slice per 32 ms: 2 MB/s */
@@ -264,7 +264,7 @@ static void test_software_device_rate_collapse_is_congestion(void)
 		if (th_rwin(h, r) < wmin)
 			wmin = th_rwin(h, r);
 	}
-	CU_ASSERT(wmin <= 1 * MiB);
+	CU_ASSERT_EQUAL(wmin, 128 * KiB); /* min_window_bytes */
 	CU_ASSERT_EQUAL(th_rs(h, r).quarantines, 0);
 	th_free(h);
 }
@@ -342,10 +342,10 @@ static double swinging_host(double lo, double hi, unsigned knee, int epochs, int
  * under half of the last second's peak, which reads as a collapse, and the
  * window is cut; a smaller window delivers less again, which the old rule
  * read as the collapse going on, holding the window at the minimum for
- * about half of 20 s and delivering 0.51-0.62 of what the host could. A
- * rate that fell with the window cut under half of the window its peak was
- * measured at is the cut's doing, not the path's: the window stays above
- * the minimum and the host's bytes are delivered. */
+ * about half of 20 s and delivering 0.51-0.62 of what the host could. The
+ * peak scaled to a smaller window than its own is what that window could
+ * deliver: a rate that fell with a cut is the cut's doing, not the path's,
+ * the window stays above the minimum and the host's bytes are delivered. */
 static void test_software_device_own_swing_is_not_collapse(void)
 {
 	const struct {
