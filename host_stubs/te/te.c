@@ -1042,10 +1042,9 @@ static int reroute_group(te_engine *e, struct te_worker *w, struct te_route *rt,
 		pq_push(rt, sl);
 		stayed = 1;
 	}
-	/* the slices no move took are admitted or refused as usual: a held
-	 * path still carries what its window lets through, an AVOIDed one
-	 * refuses them again (site 9, INTEGRATION.md) */
-	return !stayed;
+	if (stayed)
+		*blocked = 1;
+	return 1;
 }
 #endif
 
