@@ -818,15 +818,16 @@ static uint64_t queueing(const struct mcc_dom *d, uint64_t tgt)
 	bool prev = cs->peak_prev > cs->peak_cur;
 	uint64_t peak = prev ? cs->peak_prev : cs->peak_cur;
 	uint64_t peak_w = (uint64_t)(prev ? cs->peak_wk_prev : cs->peak_wk_cur) << 10;
-	/* against what this window delivered at the peak: on such a host a
-	 * smaller window delivers less in proportion, so a rate that fell with
-	 * a cut is the cut's doing, not the path's; below 1 / MCC_SW_DEEP of
-	 * the peak it has collapsed whatever the window */
+	/* below 1 / MCC_SW_DEEP of the peak it has collapsed whatever the
+	 * window; else against what this window delivered at the peak: on
+	 * such a host a smaller window delivers less in proportion, so a rate
+	 * that fell with a cut is the cut's doing, not the path's */
+	if (cs->rate_slow < peak / MCC_SW_DEEP)
+		return q;
 	uint64_t w = atomic_load_explicit(&d->window, RLX);
 	if (w < peak_w)
 		peak = mcc_law_scale(peak, w, peak_w);
-	uint64_t deep = (prev ? cs->peak_prev : cs->peak_cur) / MCC_SW_DEEP;
-	return cs->rate_slow < peak / 2 || cs->rate_slow < deep ? q : 0;
+	return cs->rate_slow < peak / 2 ? q : 0;
 }
 
 /* A route's pace (law.h "Pacing"): `pace` bytes per epoch, 0 ends it. A

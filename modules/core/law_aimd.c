@@ -32,12 +32,12 @@
  * held 16.4 / 8.6 Gb/s, Jain 0.911). Only the additive step, the same
  * bytes for every device, evens them out (Chiu and Jain); 2 x ai_bytes is
  * the window under which growth was found to go in proportion
- * (modules/core/README.md "Why the law is fair", 4 and 5). A larger window keeps it (a lone sender's bulk regrows fast:
- * without it TENT's flush scenario lost 14 % of its goodput), a route
- * keeps it (a route cut in an incast must give its window back quickly,
- * or it paces its sender's last bytes while the port idles), and so does
- * a software device (after a guest stall it must regrow fast; README.md,
- * ai_bytes).
+ * (modules/core/README.md "Why the law is fair", 4 and 5). A larger
+ * window keeps it (a lone sender's bulk regrows fast: without it TENT's
+ * flush scenario lost 14 % of its goodput), a route keeps it (a route cut
+ * in an incast must give its window back quickly, or it paces its
+ * sender's last bytes while the port idles), and so does a software
+ * device (after a guest stall it must regrow fast; README.md, ai_bytes).
  *
  * Flows that share a bottleneck see the same queueing, so they cut in the
  * same epochs by the same factor and grow by the same bytes: the AIMD

@@ -160,18 +160,24 @@ static void test_probe_recovery_then_clean_tasks_read_normal(void)
 
 #define STEADY_EPOCHS 1500
 
-/* One epoch of a path limited by its own sender (Soft-RoCE: the host runs
- * the transport): the window is kept full, `per8` 64 KiB slices complete
- * every 8 epochs whatever the window, and each waited as long as the
- * slices in flight need at that rate (Little's law). */
-static void sender_limited_epoch(struct th *h, mcc_route *r, unsigned per8, int e)
+/* Tops `w` bytes up with 64 KiB slices on r; returns the slices in flight. */
+static unsigned keep_full(struct th *h, mcc_route *r, uint64_t w)
 {
-	unsigned want = (unsigned)(th_rwin(h, r) / (64 * KiB)), live = th_live(h);
+	unsigned want = (unsigned)(w / (64 * KiB)), live = th_live(h);
 	if (want > live)
 		th_push(h, r, want - live, 64 * KiB, h->gen);
-	live = th_live(h);
-	unsigned n = per8 * (unsigned)(e + 1) / 8 - per8 * (unsigned)e / 8;
-	h->lat_ns = (uint64_t)live * 8 * EPOCH_NS / per8;
+	return th_live(h);
+}
+
+/* One epoch of a path limited by its own sender (Soft-RoCE: the host runs
+ * the transport): the window is kept full, `per` 64 KiB slices complete
+ * every `every` epochs whatever the window, and each waited as long as the
+ * slices in flight need at that rate (Little's law). */
+static void sender_limited_epoch(struct th *h, mcc_route *r, unsigned per, unsigned every, int e)
+{
+	unsigned live = keep_full(h, r, th_rwin(h, r));
+	unsigned n = per * (unsigned)(e + 1) / every - per * (unsigned)e / every;
+	h->lat_ns = (uint64_t)live * every * EPOCH_NS / per;
 	th_pop(h, n, IBV_WC_SUCCESS);
 	th_tick(h);
 }
@@ -184,7 +190,7 @@ static struct th *steady_software_path(mcc_device **d, mcc_route **r)
 	*d = th_dev_named(h, 0, "rxe_t", 0, MCC_DEVICE_F_SOFTWARE);
 	*r = th_route(h, *d, 1, 1, 0, 1);
 	for (int e = 0; e < STEADY_EPOCHS; e++)
-		sender_limited_epoch(h, *r, 16, e);
+		sender_limited_epoch(h, *r, 16, 8, e);
 	return h;
 }
 
@@ -203,7 +209,7 @@ static void test_software_device_own_queue_is_not_congestion(void)
 		mcc_route *r = th_route(h, d, 1, 1, 0, 1);
 		uint64_t cong = 0, wmin = UINT64_MAX;
 		for (int e = 0; e < STEADY_EPOCHS; e++) {
-			sender_limited_epoch(h, r, 16, e); /* 2 slices per ms: 131 MB/s */
+			sender_limited_epoch(h, r, 16, 8, e); /* 2 slices per ms: 131 MB/s */
 			cong += th_rstate(h, r) == MCC_PATH_CONGESTED;
 			if (e >= 100 && th_rwin(h, r) < wmin)
 				wmin = th_rwin(h, r);
@@ -240,7 +246,7 @@ static void test_software_device_rate_collapse_is_congestion(void)
 	CU_ASSERT_EQUAL(th_rwin(h, r), 16 * MiB);
 	uint64_t cong = 0;
 	for (int k = 0; k < 400; k++, e++) {
-		sender_limited_epoch(h, r, 1, e); /* 1 slice per 8 ms: 8 MB/s */
+		sender_limited_epoch(h, r, 1, 8, e); /* 1 slice per 8 ms: 8 MB/s */
 		cong += th_rstate(h, r) == MCC_PATH_CONGESTED;
 	}
 	struct mcc_domain_stats_v1 rs = th_rs(h, r);
@@ -254,13 +260,8 @@ static void test_software_device_rate_collapse_is_congestion(void)
 	 * peak, a collapse at any window, so the cuts go on toward the minimum */
 	h = steady_software_path(&d, &r);
 	uint64_t wmin = UINT64_MAX;
-	for (int k = 0; k < 1200; k++) { /* 1 slice per 32 ms: 2 MB/s */
-		unsigned want = (unsigned)(th_rwin(h, r) / (64 * KiB)), live = th_live(h);
-		if (want > live)
-			th_push(h, r, want - live, 64 * KiB, h->gen);
-		h->lat_ns = (uint64_t)th_live(h) * 32 * EPOCH_NS; /* Little's law */
-		th_pop(h, k % 32 == 31, IBV_WC_SUCCESS);
-		th_tick(h);
+	for (int k = 0; k < 1200; k++) {
+		sender_limited_epoch(h, r, 1, 32, k); /* 1 slice per 32 ms: 2 MB/s */
 		if (th_rwin(h, r) < wmin)
 			wmin = th_rwin(h, r);
 	}
@@ -319,10 +320,7 @@ static double swinging_host(double lo, double hi, unsigned knee, int epochs, int
 			left = 100 + (int)(x / 1000 % 400);
 		}
 		uint64_t rw = th_rwin(h, r), dw = th_ds(h, d).window_bytes, w = rw < dw ? rw : dw;
-		unsigned want = (unsigned)(w / (64 * KiB)), live = th_live(h);
-		if (want > live)
-			th_push(h, r, want - live, 64 * KiB, h->gen);
-		live = th_live(h);
+		unsigned live = keep_full(h, r, w);
 		double rate = 16.0 * f * (live < knee ? (double)live / knee : 1.0); /* slices per ms */
 		could += 16.0 * f;
 		acc += rate;
