@@ -396,7 +396,7 @@ struct mcc_pend {
 
 /* One evidence record (lane ring and slow path). */
 /* MCC_EVK_ADMIT: a slice of the task admitted on a path that admits work
- * (not a probe): the task has a usable path now (evidence.c apply_admit) */
+ * (not a probe): the task has a usable path now (evidence.c apply_ok) */
 enum mcc_ev_kind { MCC_EVK_ANOMALY = 1, MCC_EVK_SUCCESS = 2, MCC_EVK_ADMIT = 3 };
 
 struct mcc_ev {

@@ -368,55 +368,39 @@ static void apply_anomaly(struct mcc_core *core, const struct mcc_ev *r)
 	settle_status(core, i, was);
 }
 
-static void apply_success(struct mcc_core *core, const struct mcc_ev *r)
+/* A success, or an admission (MCC_EVK_ADMIT) of the task on a path that
+ * admits work. A success clears older evidence it can be the answer to:
+ * CONGESTED evidence of the same or an older attempt, a slice's own evidence
+ * only from a newer attempt (resolved_by). An admission shows the task has a
+ * usable path now (its slice moved), so it resolves its LONG_UNAVAILABLE
+ * evidence, nothing else (the slice has not completed). */
+static void apply_ok(struct mcc_core *core, const struct mcc_ev *r)
 {
 	uint32_t i = ev_get(core, r->batch_id, r->task_id, false);
 	if (i == NONE)
 		return;
 	struct mcc_ev_task *e = &core->ev.e[i];
-	bool was = unresolved(e);
-	if (r->seq > e->ok_seq)
-		e->ok_seq = r->seq;
-	if (r->attempt > e->ok_attempt)
+	bool was = unresolved(e), admit = r->kind == MCC_EVK_ADMIT;
+	uint64_t *seq = admit ? &e->adm_seq : &e->ok_seq;
+	if (r->seq > *seq)
+		*seq = r->seq;
+	if (!admit && r->attempt > e->ok_attempt)
 		e->ok_attempt = r->attempt;
-	/* a success clears older evidence it can be the answer to: CONGESTED
-	 * evidence of the same or an older attempt, a slice's own evidence only
-	 * from a newer attempt (resolved_by) */
 	for (int c = 0; c < MCC_EVC_N; c++) {
 		struct mcc_ev_item *it = &e->it[c];
 		if (it->used && !it->resolved && it->seq < r->seq &&
-		    resolved_by(c, it->observed, it->attempt, r->attempt))
+		    (admit ? c == MCC_EVC_LU : resolved_by(c, it->observed, it->attempt, r->attempt)))
 			it->resolved = 1;
 	}
 	settle_status(core, i, was);
 }
 
-/* An admission of the task on a path that admits work: it has a usable
- * path now, so its LONG_UNAVAILABLE evidence is resolved (its slice moved);
- * nothing else is (the slice has not completed). */
-static void apply_admit(struct mcc_core *core, const struct mcc_ev *r)
-{
-	uint32_t i = ev_get(core, r->batch_id, r->task_id, false);
-	if (i == NONE)
-		return;
-	struct mcc_ev_task *e = &core->ev.e[i];
-	bool was = unresolved(e);
-	if (r->seq > e->adm_seq)
-		e->adm_seq = r->seq;
-	struct mcc_ev_item *it = &e->it[MCC_EVC_LU];
-	if (it->used && !it->resolved && it->seq < r->seq)
-		it->resolved = 1;
-	settle_status(core, i, was);
-}
-
 static void apply(struct mcc_core *core, const struct mcc_ev *r)
 {
-	if (r->kind == MCC_EVK_SUCCESS)
-		apply_success(core, r);
-	else if (r->kind == MCC_EVK_ADMIT)
-		apply_admit(core, r);
-	else
+	if (r->kind == MCC_EVK_ANOMALY)
 		apply_anomaly(core, r);
+	else
+		apply_ok(core, r);
 }
 
 /* --------------------------------------------------------------- producers */
