@@ -1111,7 +1111,6 @@ static COLD void error_feedback(struct mcc_lane *lane, struct mcc_permit_v1 *p,
 	}
 }
 
-
 /* Either domain CONGESTED (credit mode implies HEALTHY). */
 static inline bool ctl_congested(uint64_t rctl, uint64_t dctl)
 {
