@@ -453,8 +453,8 @@ void mcc_ev_lane_anomaly(struct mcc_lane *lane, struct mcc_ev *rec)
 /* The record of a success or an admission (kind) of `task`, when the
  * task's bloom count says it may hold evidence and this lane has not sent
  * the same since the last bump; *memo_bumps is the memo's core->ev_bumps
- * (UINT64_MAX again when the ring was full). True when a record went. */
-static bool ok_record(struct mcc_lane *lane, const struct mcc_task_ref_v1 *task,
+ * (UINT64_MAX again when the ring was full). */
+static void ok_record(struct mcc_lane *lane, const struct mcc_task_ref_v1 *task,
                       uint32_t generation, uint32_t kind, uint64_t *memo_bumps)
 {
 	struct mcc_core *core = lane->core;
@@ -464,12 +464,12 @@ static bool ok_record(struct mcc_lane *lane, const struct mcc_task_ref_v1 *task,
 	 * sequence earlier, so this success (later sequence) resolves it */
 	uint64_t w = atomic_load(&core->ev.bloom[h & core->ev.bloom_mask]);
 	if ((uint32_t)w == 0)
-		return false;
+		return;
 	struct mcc_okcache *oc = &lane->ok[h & (MCC_EV_OKCACHE - 1)];
 	/* an admission's version differs from every success's (attempt bit 31) */
 	uint64_t ver = (w >> 32) << 32 | task->attempt | (kind == MCC_EVK_ADMIT ? 1u << 31 : 0);
 	if (oc->batch_id == task->batch_id && oc->task_id == task->task_id && oc->ver == ver)
-		return false; /* nothing new since this lane's last record for the task */
+		return; /* nothing new since this lane's last record for the task */
 	struct mcc_ev rec;
 	memset(&rec, 0, sizeof(rec));
 	rec.kind = (uint8_t)kind;
@@ -480,7 +480,7 @@ static bool ok_record(struct mcc_lane *lane, const struct mcc_task_ref_v1 *task,
 	rec.seq = atomic_fetch_add(&core->ev_seq, 1) + 1;
 	if (!ring_push(core, &lane->ring, &rec)) {
 		*memo_bumps = UINT64_MAX; /* dropped: check again next time */
-		return false;
+		return;
 	}
 	oc->batch_id = task->batch_id;
 	oc->task_id = task->task_id;
@@ -489,7 +489,6 @@ static bool ok_record(struct mcc_lane *lane, const struct mcc_task_ref_v1 *task,
 	struct mcc_ancache *ac = &lane->an[h & (MCC_EV_ANCACHE - 1)];
 	if (ac->batch_id == task->batch_id && ac->task_id == task->task_id)
 		ac->epoch = 0;
-	return true;
 }
 
 void mcc_ev_lane_admit(struct mcc_lane *lane, const struct mcc_task_ref_v1 *task)
