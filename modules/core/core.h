@@ -395,9 +395,7 @@ struct mcc_pend {
 };
 
 /* One evidence record (lane ring and slow path). */
-/* MCC_EVK_ADMIT: a slice of the task admitted on a path that admits work
- * (not a probe): the task has a usable path now (evidence.c apply_ok) */
-enum mcc_ev_kind { MCC_EVK_ANOMALY = 1, MCC_EVK_SUCCESS = 2, MCC_EVK_ADMIT = 3 };
+enum mcc_ev_kind { MCC_EVK_ANOMALY = 1, MCC_EVK_SUCCESS = 2 };
 
 struct mcc_ev {
 	uint64_t seq;
@@ -485,8 +483,6 @@ struct mcc_lane {
 	 * core->ev_bumps before it (mcc_ev_success) */
 	uint64_t okm_batch, okm_task, okm_bumps;
 	uint32_t okm_attempt;
-	/* the same for admissions (mcc_ev_admit) */
-	uint64_t adm_batch, adm_task, adm_bumps;
 	struct mcc_ancache an[MCC_EV_ANCACHE];
 	/* dedupe: congestion feedback once per task per epoch; one recorder
 	 * entry per flush burst */
@@ -531,7 +527,6 @@ struct mcc_ev_task {
 	uint64_t task_id;
 	uint64_t hash;
 	uint64_t ok_seq;     /* latest success applied */
-	uint64_t adm_seq;    /* latest admission applied (MCC_EVK_ADMIT) */
 	uint32_t ok_attempt; /* highest successful attempt */
 	uint32_t list;       /* which list the entry is on */
 	uint32_t next, prev; /* list links (entry indices, UINT32_MAX: none) */
@@ -800,7 +795,6 @@ void mcc_ev_ring_fini(struct mcc_evring *ring);
 void mcc_ev_lane_anomaly(struct mcc_lane *lane, struct mcc_ev *rec);
 void mcc_ev_lane_success(struct mcc_lane *lane, const struct mcc_task_ref_v1 *task,
                          uint32_t generation);
-void mcc_ev_lane_admit(struct mcc_lane *lane, const struct mcc_task_ref_v1 *task);
 /* slow path, core->lock held */
 void mcc_ev_drain(struct mcc_core *core);
 void mcc_ev_apply_direct(struct mcc_core *core, struct mcc_ev *rec);
@@ -851,19 +845,6 @@ static inline void mcc_ev_success(struct mcc_lane *lane, const struct mcc_task_r
 	     task->attempt == lane->okm_attempt))
 		return;
 	mcc_ev_lane_success(lane, task, generation);
-}
-
-/* A slice of `task` admitted on `lane` (not as a probe) while
- * core->ev_active: the admission record, when the task may hold LONG_UNAVAILABLE
- * evidence it resolves (mcc_ev_lane_admit); memo and bloom as
- * mcc_ev_success's, one record per task until new evidence is raised. */
-static inline void mcc_ev_admit(struct mcc_lane *lane, const struct mcc_task_ref_v1 *task)
-{
-	if (!mcc_task_is_set(task) ||
-	    (atomic_load_explicit(&lane->core->ev_bumps, ACQ) == lane->adm_bumps &&
-	     task->task_id == lane->adm_task && task->batch_id == lane->adm_batch))
-		return;
-	mcc_ev_lane_admit(lane, task);
 }
 
 /* ------------------------------------------------------------- recorder.c */

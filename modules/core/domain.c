@@ -888,13 +888,6 @@ static inline void permit_fill(struct mcc_permit_v1 *p, struct mcc_route *r, str
 	mcc_task_set(&p->task, task);
 }
 
-/* Some task holds evidence or has some pending: successes and admissions
- * are checked. */
-static inline bool ev_active(const struct mcc_lane *lane)
-{
-	return atomic_load_explicit(&lane->core->ev_active, RLX) != 0;
-}
-
 /* The general admission path: any state, exact or credit mode, cache misses,
  * stale epochs, refills, generation and slice-size bookkeeping. */
 NOINLINE int mcc_core_acquire_general(struct mcc_lane *lane, struct mcc_route *r, uint64_t bytes,
@@ -972,8 +965,6 @@ admitted:
 	}
 	permit_fill(p, r, dv, bytes, generation, task);
 	p->flags = flags;
-	if (UNLIKELY(ev_active(lane)) && !(flags & (MCC_PERMIT_F_PROBE | MCC_PERMIT_F_OBSERVED)))
-		mcc_ev_admit(lane, task); /* the task has a usable path (evidence.c) */
 	return MCC_ADMIT;
 }
 
@@ -1109,6 +1100,12 @@ static COLD void error_feedback(struct mcc_lane *lane, struct mcc_permit_v1 *p,
 		e.observed |= MCC_OBS_WC;
 		mcc_ev_lane_anomaly(lane, &e);
 	}
+}
+
+/* Some task holds evidence or has some pending: successes are checked. */
+static inline bool ev_active(const struct mcc_lane *lane)
+{
+	return atomic_load_explicit(&lane->core->ev_active, RLX) != 0;
 }
 
 /* Either domain CONGESTED (credit mode implies HEALTHY). */
@@ -1420,24 +1417,6 @@ static NOINLINE int acquire_other(struct mcc_lane *lane, struct mcc_permit_v1 *p
 	return acquire_declined(lane, p);
 }
 
-/* The fast paths while some task holds evidence: an admission that is
- * not a probe tells its task it has a usable path (mcc_ev_admit; the
- * general path, which the fast ones fall back to, does the same). */
-static COLD int acquire_noted(struct mcc_lane *lane, struct mcc_permit_v1 *p,
-                              uint64_t rctl, uint64_t dctl)
-{
-	int rc;
-	if (!((rctl | dctl) & MCC_CTL_SLOWPATH))
-		rc = credit_acquire(lane, p, rctl, dctl);
-	else if (mcc_ctl_exact_admits(rctl) && mcc_ctl_exact_admits(dctl))
-		rc = exact_acquire(lane, p, &p->route->d, &p->device->d, p->bytes);
-	else
-		rc = acquire_other(lane, p, rctl, dctl);
-	if (rc == MCC_ADMIT && !(p->flags & (MCC_PERMIT_F_PROBE | MCC_PERMIT_F_OBSERVED)))
-		mcc_ev_admit(lane, &p->task);
-	return rc;
-}
-
 int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t generation,
                          const struct mcc_task_ref_v1 *task, struct mcc_permit_v1 *p)
 {
@@ -1452,8 +1431,6 @@ int mcc_core_try_acquire(mcc_lane *lane, mcc_route *r, uint64_t bytes, uint32_t 
 	if (LIKELY(generation <= atomic_load_explicit(&r->d.generation, RLX) &&
 	           bytes <= atomic_load_explicit(&r->d.max_slice, RLX))) {
 		permit_fill(p, r, dv, bytes, generation, task);
-		if (UNLIKELY(ev_active(lane)))
-			return acquire_noted(lane, p, rctl, dctl);
 		if (LIKELY(!((rctl | dctl) & MCC_CTL_SLOWPATH)))
 			return credit_acquire(lane, p, rctl, dctl);
 		if (mcc_ctl_exact_admits(rctl) && mcc_ctl_exact_admits(dctl))

@@ -339,8 +339,7 @@ static void apply_anomaly(struct mcc_core *core, const struct mcc_ev *r)
 	struct mcc_ev_item *it = &e->it[cls];
 	if (it->used && it->seq > r->seq)
 		return;
-	bool res = (e->ok_seq > r->seq && resolved_by(cls, r->observed, r->attempt, e->ok_attempt)) ||
-	           (cls == MCC_EVC_LU && e->adm_seq > r->seq);
+	bool res = e->ok_seq > r->seq && resolved_by(cls, r->observed, r->attempt, e->ok_attempt);
 	if (!res && cls != MCC_EVC_UK && r->name_idx &&
 	    core->reg[r->name_idx - 1].recovered_seq > r->seq)
 		res = true; /* the path recovered since */
@@ -368,28 +367,24 @@ static void apply_anomaly(struct mcc_core *core, const struct mcc_ev *r)
 	settle_status(core, i, was);
 }
 
-/* A success, or an admission (MCC_EVK_ADMIT) of the task on a path that
- * admits work. A success clears older evidence it can be the answer to:
- * CONGESTED evidence of the same or an older attempt, a slice's own evidence
- * only from a newer attempt (resolved_by). An admission shows the task has a
- * usable path now (its slice moved), so it resolves its LONG_UNAVAILABLE
- * evidence, nothing else (the slice has not completed). */
-static void apply_ok(struct mcc_core *core, const struct mcc_ev *r)
+static void apply_success(struct mcc_core *core, const struct mcc_ev *r)
 {
 	uint32_t i = ev_get(core, r->batch_id, r->task_id, false);
 	if (i == NONE)
 		return;
 	struct mcc_ev_task *e = &core->ev.e[i];
-	bool was = unresolved(e), admit = r->kind == MCC_EVK_ADMIT;
-	uint64_t *seq = admit ? &e->adm_seq : &e->ok_seq;
-	if (r->seq > *seq)
-		*seq = r->seq;
-	if (!admit && r->attempt > e->ok_attempt)
+	bool was = unresolved(e);
+	if (r->seq > e->ok_seq)
+		e->ok_seq = r->seq;
+	if (r->attempt > e->ok_attempt)
 		e->ok_attempt = r->attempt;
+	/* a success clears older evidence it can be the answer to: CONGESTED
+	 * evidence of the same or an older attempt, a slice's own evidence only
+	 * from a newer attempt (resolved_by) */
 	for (int c = 0; c < MCC_EVC_N; c++) {
 		struct mcc_ev_item *it = &e->it[c];
 		if (it->used && !it->resolved && it->seq < r->seq &&
-		    (admit ? c == MCC_EVC_LU : resolved_by(c, it->observed, it->attempt, r->attempt)))
+		    resolved_by(c, it->observed, it->attempt, r->attempt))
 			it->resolved = 1;
 	}
 	settle_status(core, i, was);
@@ -397,10 +392,10 @@ static void apply_ok(struct mcc_core *core, const struct mcc_ev *r)
 
 static void apply(struct mcc_core *core, const struct mcc_ev *r)
 {
-	if (r->kind == MCC_EVK_ANOMALY)
-		apply_anomaly(core, r);
+	if (r->kind == MCC_EVK_SUCCESS)
+		apply_success(core, r);
 	else
-		apply_ok(core, r);
+		apply_anomaly(core, r);
 }
 
 /* --------------------------------------------------------------- producers */
@@ -450,15 +445,17 @@ void mcc_ev_lane_anomaly(struct mcc_lane *lane, struct mcc_ev *rec)
 		                    .attempt = rec->attempt, .reason = rec->reason };
 }
 
-/* The record of a success or an admission (kind) of `task`, when the
- * task's bloom count says it may hold evidence and this lane has not sent
- * the same since the last bump; *memo_bumps is the memo's core->ev_bumps
- * (UINT64_MAX again when the ring was full). */
-static void ok_record(struct mcc_lane *lane, const struct mcc_task_ref_v1 *task,
-                      uint32_t generation, uint32_t kind, uint64_t *memo_bumps)
+void mcc_ev_lane_success(struct mcc_lane *lane, const struct mcc_task_ref_v1 *task,
+                         uint32_t generation)
 {
+	if (!mcc_task_is_set(task))
+		return;
 	struct mcc_core *core = lane->core;
-	*memo_bumps = atomic_load_explicit(&core->ev_bumps, ACQ);
+	/* the memo of mcc_ev_success(), read before the bloom */
+	lane->okm_batch = task->batch_id;
+	lane->okm_task = task->task_id;
+	lane->okm_attempt = task->attempt;
+	lane->okm_bumps = atomic_load_explicit(&core->ev_bumps, ACQ);
 	uint64_t h = task_hash(task->batch_id, task->task_id);
 	/* version before sequence: an anomaly whose version bump we see took its
 	 * sequence earlier, so this success (later sequence) resolves it */
@@ -466,51 +463,28 @@ static void ok_record(struct mcc_lane *lane, const struct mcc_task_ref_v1 *task,
 	if ((uint32_t)w == 0)
 		return;
 	struct mcc_okcache *oc = &lane->ok[h & (MCC_EV_OKCACHE - 1)];
-	/* an admission's version differs from every success's (attempt bit 31) */
-	uint64_t ver = (w >> 32) << 32 | task->attempt | (kind == MCC_EVK_ADMIT ? 1u << 31 : 0);
+	uint64_t ver = (w >> 32) << 32 | task->attempt;
 	if (oc->batch_id == task->batch_id && oc->task_id == task->task_id && oc->ver == ver)
-		return; /* nothing new since this lane's last record for the task */
+		return; /* nothing new since this lane's last success for the task */
 	struct mcc_ev rec;
 	memset(&rec, 0, sizeof(rec));
-	rec.kind = (uint8_t)kind;
+	rec.kind = MCC_EVK_SUCCESS;
 	rec.batch_id = task->batch_id;
 	rec.task_id = task->task_id;
 	rec.attempt = task->attempt;
 	rec.generation = generation;
 	rec.seq = atomic_fetch_add(&core->ev_seq, 1) + 1;
 	if (!ring_push(core, &lane->ring, &rec)) {
-		*memo_bumps = UINT64_MAX; /* dropped: check again next time */
-		return;
+		lane->okm_bumps = UINT64_MAX; /* dropped: check again next time */
+	} else {
+		oc->batch_id = task->batch_id;
+		oc->task_id = task->task_id;
+		oc->ver = ver;
+		/* a later identical anomaly must be recorded again */
+		struct mcc_ancache *ac = &lane->an[h & (MCC_EV_ANCACHE - 1)];
+		if (ac->batch_id == task->batch_id && ac->task_id == task->task_id)
+			ac->epoch = 0;
 	}
-	oc->batch_id = task->batch_id;
-	oc->task_id = task->task_id;
-	oc->ver = ver;
-	/* a later identical anomaly must be recorded again */
-	struct mcc_ancache *ac = &lane->an[h & (MCC_EV_ANCACHE - 1)];
-	if (ac->batch_id == task->batch_id && ac->task_id == task->task_id)
-		ac->epoch = 0;
-}
-
-void mcc_ev_lane_admit(struct mcc_lane *lane, const struct mcc_task_ref_v1 *task)
-{
-	if (!mcc_task_is_set(task))
-		return;
-	/* the memo of mcc_ev_admit(), read before the bloom */
-	lane->adm_batch = task->batch_id;
-	lane->adm_task = task->task_id;
-	ok_record(lane, task, 0, MCC_EVK_ADMIT, &lane->adm_bumps);
-}
-
-void mcc_ev_lane_success(struct mcc_lane *lane, const struct mcc_task_ref_v1 *task,
-                         uint32_t generation)
-{
-	if (!mcc_task_is_set(task))
-		return;
-	/* the memo of mcc_ev_success(), read before the bloom */
-	lane->okm_batch = task->batch_id;
-	lane->okm_task = task->task_id;
-	lane->okm_attempt = task->attempt;
-	ok_record(lane, task, generation, MCC_EVK_SUCCESS, &lane->okm_bumps);
 }
 
 /* ---------------------------------------------------------------- consumer */

@@ -760,12 +760,9 @@ struct mcc_policy_v1 {
 	 *  - LONG_UNAVAILABLE evidence (an AVOID, a quarantine, a failed probe,
 	 *    no usable path) says the task has no usable path now: any later
 	 *    success of the task, whatever its attempt, resolves it (a slice
-	 *    completed, so the task has a path: its slices moved), as does any
-	 *    later admission of a slice of the task on a path that admits work
-	 *    (neither its route nor its device PROBING: a probe proves nothing;
-	 *    the host moved the slice, which need not have completed yet) and
-	 *    the recovery of the path it was observed on; a slice still without
-	 *    a path records it again at its next refusal;
+	 *    completed, so the task has a path: its slices moved), as does the
+	 *    recovery of the path it was observed on; a slice still without a
+	 *    path records it again at its next refusal;
 	 *  - every other item (an error completion, a refused or reclaimed
 	 *    post) belongs to one slice's attempt, and a success of the same
 	 *    attempt may be another slice's: only a later success with a newer

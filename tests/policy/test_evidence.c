@@ -489,48 +489,6 @@ static void test_query_avoid_resolved_by_any_later_success(void)
 	th_free(f.h);
 }
 
-/* Issue 24: LONG_UNAVAILABLE says the task has no usable path now. A slice
- * AVOIDed on a quarantined path and then admitted on another path (the host
- * moved it) shows the task has one: the admission resolves the AVOID at
- * once, before the slice completes; nothing else (a deferral) is resolved
- * by it. An admission of another task, or a probe's on a PROBING path,
- * resolves nothing; a later AVOID is evidence again. */
-static void test_query_avoid_resolved_by_an_admission_elsewhere(void)
-{
-	struct fix f = fx(NULL);
-	struct mcc_permit_v1 p = MCC_PERMIT_INIT, q = MCC_PERMIT_INIT;
-	struct mcc_task_detail_v1 d;
-	th_quarantine_route(f.h, f.r, 1);
-	avoid(f.h, f.r, 60, 1, 0);
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 61, 1, 0, &q), MCC_ADMIT); /* another task */
-	CU_ASSERT_EQUAL(th_query(f.h, 60, 1, 0, &d), MCC_TASK_LONG_UNAVAILABLE);
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 60, 1, 1, &p), MCC_ADMIT); /* moved */
-	CU_ASSERT_EQUAL(th_query(f.h, 60, 1, 0, &d), MCC_TASK_UNKNOWN);       /* not done yet */
-	CU_ASSERT_EQUAL(d.reason, MCC_REASON_PATH_QUARANTINED);
-	CU_ASSERT_EQUAL(d.resolved, 1);
-	CU_ASSERT_EQUAL(th_query(f.h, 60, 1, MCC_TASKQ_SEEN_SUCCESS, NULL), MCC_TASK_NORMAL);
-	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
-	th_wc(f.h, &q, IBV_WC_SUCCESS, 0);
-	/* resolved before it completed: its success leaves no record (rule 4) */
-	CU_ASSERT_EQUAL(th_query(f.h, 60, 1, MCC_TASKQ_SEEN_SUCCESS, NULL), MCC_TASK_NORMAL);
-	/* a later AVOID is evidence again, and the same admission again resolves it */
-	avoid(f.h, f.r, 60, 1, 1);
-	CU_ASSERT_EQUAL(th_query(f.h, 60, 1, MCC_TASKQ_SEEN_SUCCESS, NULL),
-	                MCC_TASK_LONG_UNAVAILABLE);
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r2, 4096, 1, 60, 1, 1, &p), MCC_ADMIT);
-	CU_ASSERT_EQUAL(th_query(f.h, 60, 1, MCC_TASKQ_SEEN_SUCCESS, NULL), MCC_TASK_NORMAL);
-	th_wc(f.h, &p, IBV_WC_SUCCESS, 0);
-	/* a probe admitted on the PROBING path resolves nothing */
-	th_cooldown(f.h, f.r);
-	CU_ASSERT_EQUAL(th_rstate(f.h, f.r), MCC_PATH_PROBING);
-	th_sig(f.h, MCC_SIG_NO_USABLE_PATH, NULL, NULL, 62, 1, 0, 0, 0, 0);
-	CU_ASSERT_EQUAL(th_query(f.h, 62, 1, 0, NULL), MCC_TASK_LONG_UNAVAILABLE);
-	CU_ASSERT_EQUAL(th_acq(f.h, f.r, 4096, 2, 62, 1, 0, &p), MCC_ADMIT);
-	CU_ASSERT_EQUAL(th_query(f.h, 62, 1, 0, NULL), MCC_TASK_LONG_UNAVAILABLE);
-	th_wc(f.h, &p, IBV_WC_WR_FLUSH_ERR, 0);
-	th_free(f.h);
-}
-
 /* An error completion ends one slice's attempt: a success of the same
  * attempt is another slice's and resolves nothing; the retry does. A
  * deferral (no error) is resolved by any success of the task. */
@@ -613,7 +571,6 @@ MCC_CU_SUITE(t_init_evidence_tests, "policy_evidence", NULL, NULL,
              test_evidence_raised_after_a_success_is_resolved_by_the_next,
              test_query_freed_or_unknown_task_reads_no_record,
              test_query_avoid_resolved_by_any_later_success,
-             test_query_avoid_resolved_by_an_admission_elsewhere,
              test_query_error_completion_resolved_only_by_a_retry,
              test_query_failed_task_never_reads_normal)
 
