@@ -876,12 +876,13 @@ static unsigned admit_completing(struct th *h, mcc_route *r, unsigned max)
 /* The core honours a law's pace (law.h "Pacing", domain.c pace_take): a
  * CONGESTED route at the minimum window whose queue keeps growing, its
  * window full at the tick, is paced after AIMD_PACE_AFTER (4) high runs at
- * the floor, at min x md (64 KiB) per drain time (1 ms): 64 KiB per epoch. It then admits only what the
- * token bucket (filled at each tick, at most two slices) holds: DEFER on an
- * empty bucket, an admission after a tick, two slices after idle epochs,
- * and never more bytes in an epoch than the pace plus two slices, although
- * every slice completes at once. Leaving CONGESTED (here SUSPECT on a route
- * timeout) clears the pace: admission by the window again. */
+ * the floor, at min x md (64 KiB) per drain time (1 ms): 64 KiB per epoch.
+ * It then admits only what the token bucket (filled at each tick, at most
+ * two slices) holds: DEFER on an empty bucket, an admission after a tick,
+ * two slices after idle epochs, and never more bytes in an epoch than the
+ * pace plus two slices, although every slice completes at once. Leaving
+ * CONGESTED (here SUSPECT on a route timeout) clears the pace: admission by
+ * the window again. */
 static void test_core_honours_the_pace_of_a_congested_route(void)
 {
 	struct th_fix f = th_fix(NULL);
