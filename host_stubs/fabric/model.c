@@ -572,7 +572,8 @@ static void process(struct mcc_fab_model *m, const struct ev *e)
 			unit_free(m, u);
 			break;
 		}
-		if (!u->tx->link_up || !u->rx->link_up || link_drops(m, u->tx) || link_drops(m, u->rx)) {
+		if (!u->tx->link_up || !u->rx->link_up || link_drops(m, u->tx) || link_drops(m, u->rx) ||
+		    (m->cfg.rail_optimised && u->tx->dev != u->rx->dev)) {
 			unit_lost(m, u);
 			break;
 		}

@@ -51,7 +51,9 @@ struct mcc_fab_model_cfg {
 	uint32_t max_qp_wr;       /* device limit, default 256 */
 	uint32_t max_cqe;         /* device limit, default 4096 */
 	uint32_t move_payload;    /* 1 (default): memcpy payload; 0: timing only */
-	uint32_t reserved0;
+	uint32_t rail_optimised;  /* 1: each NIC index is its own network (a rail):
+	                           * a unit between NICs of different index is
+	                           * lost at the switch; 0 (default): one fabric */
 };
 
 struct mcc_fab_model_stats {

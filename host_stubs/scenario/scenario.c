@@ -731,6 +731,7 @@ int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)
 		sc->mcfg.switch_buf_bytes = sp->switch_buf;
 	sc->mcfg.xoff_bytes = sp->xoff; /* 0: the model's default */
 	sc->mcfg.xon_bytes = sp->xon;
+	sc->mcfg.rail_optimised = (uint32_t)sp->rail_optimised;
 	sc->model = mcc_fab_model_create(&sc->mcfg);
 	if (!sc->model) {
 		rc = -EINVAL;

@@ -260,6 +260,8 @@ static int h_fabric(struct pctx *c, int line, const char *section, const char *n
 		NUM(parse_size(value, &s->xoff) || !s->xoff);
 	else if (!strcmp(name, "xon"))
 		NUM(parse_size(value, &s->xon) || !s->xon);
+	else if (!strcmp(name, "rail_optimised"))
+		NUM(parse_bool(value, &s->rail_optimised));
 	else
 		return fail(c, line, "[%s]: unknown key '%s'", section, name);
 	return 1;

@@ -57,6 +57,7 @@ struct mcc_spec {
 	uint64_t sample_ns;   /* 0: 1 ms quick, 0.5 ms otherwise */
 	/* fabric: 0 = the model's default */
 	uint64_t link_bps, prop_ns, switch_buf, xoff, xon;
+	int rail_optimised;
 	/* host */
 	uint32_t ib_timeout, ib_retry, rnr_retry, rail_pause_s, tent_rail_cooldown_s;
 	uint64_t recovery_ns;

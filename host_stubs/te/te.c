@@ -46,6 +46,7 @@
 #define TE_BLOCKED_DEFER 2           /* *blocked bit: only the policy DEFERred */
 #define TE_AVOID_BACKOFF_MAX 64      /* epochs: cap of a PROBING route's AVOID mark */
 #define TE_HELD_EPOCHS 4             /* epochs a held (DEFER near the floor) mark lasts */
+#define TE_PAUSED_MEMO_NS 250000000ull /* a paused rail seen by the rail check, remembered */
 #define TE_BATCH_MAGIC 0x7465626174636821ull
 
 enum { SL_PENDING = 0, SL_POSTED, SL_SUCCESS, SL_FAILED };
@@ -135,6 +136,9 @@ struct te_route {
 	 * mark_until; mark_signalled: NO_USABLE_PATH reported under it */
 	int mark, mark_signalled;
 	uint64_t mark_until, mark_backoff;
+	/* until when TE's rail check was last seen to refuse this path (set
+	 * where peer_alt_locked asks it; Mark::paused_until) */
+	uint64_t paused_until;
 	uint64_t route_id;
 	/* poster-private queue (collective_slice_queue_) */
 	struct te_slice *pq, *pq_tail;
@@ -444,10 +448,7 @@ static struct te_route *route_get(te_engine *e, struct te_ctx *ctx, int32_t seg,
 
 #if MCC_CC_COMPILED_IN
 static int ctx_dev_bad(te_engine *e, struct te_ctx *ctx, uint64_t now, int kind);
-static unsigned cc_local_ok(te_engine *e, struct te_ctx *ctx, int32_t seg, uint32_t ndev,
-                            uint64_t now);
-/* bit of cc_local_ok()'s answer for peer device `dev` marked `kind` (1, 2) */
-#define LOCAL_OK_BIT(dev, kind) (2u * (unsigned)(dev) + (unsigned)(kind) - 1u)
+static unsigned cc_local_ok(te_engine *e, struct te_ctx *ctx, int32_t seg, uint64_t now);
 
 /* The reroute mark of rt at now (rt_mu held). */
 static int rt_marked(const struct te_route *rt, uint64_t now)
@@ -472,8 +473,13 @@ static int peer_alt_locked(struct te_ctx *ctx, int32_t seg, int dev, int kind, u
 {
 	for (int d = 0; d < TE_MAX_PEER_DEV; d++) {
 		struct te_route *o = ctx->routes[seg][d];
-		if (d != dev && o && target_ok(rt_marked(o, now), kind) && rail_available(o, now))
+		if (d == dev || !o || !target_ok(rt_marked(o, now), kind))
+			continue;
+		if (rail_available(o, now)) {
+			o->paused_until = 0;
 			return 1;
+		}
+		o->paused_until = now + TE_PAUSED_MEMO_NS;
 	}
 	return 0;
 }
@@ -495,7 +501,7 @@ static int avoided_locked(te_engine *e, struct te_ctx *ctx, int32_t seg, int dev
 	/* a bad device whose traffic another local device can take: that
 	 * hand-off, not another path of this device; with none, another path
 	 * of it beats the marked one (cc_reroute's last RR_PEER) */
-	if (ctx_dev_bad(e, ctx, now, kind) && (local_ok >> LOCAL_OK_BIT(dev, kind) & 1u))
+	if (ctx_dev_bad(e, ctx, now, kind) && (local_ok >> (kind - 1) & 1u))
 		return 0;
 	CNT_ADD(e, avoided_hits, 1);
 	return 1;
@@ -512,7 +518,7 @@ static int select_peer_dev(te_engine *e, struct te_ctx *ctx, int32_t seg, uint32
 {
 	uint64_t now = now_of(e);
 	int best = -1;
-	MCC_HOOK(unsigned local_ok = cc_local_ok(e, ctx, seg, ndev, now);)
+	MCC_HOOK(unsigned local_ok = cc_local_ok(e, ctx, seg, now);)
 	pthread_mutex_lock(&ctx->rt_mu);
 	for (uint32_t k = 0; k < ndev && best < 0; k++) {
 		int dev = (int)(((uint32_t)ctx->idx + retry + k) % ndev);
@@ -539,36 +545,37 @@ static struct te_ctx *pick_active_ctx(te_engine *e, uint32_t start)
 }
 
 #if MCC_CC_COMPILED_IN
-/* tryHandoffToAnotherLocalWorker: the next active context after `from`,
- * starting at retry_cnt mod the contexts (TE's rotation; it keeps the peer
- * path), whose own rail to (seg, dev) is not paused (the one condition
- * INTEGRATION.md site 11 adds to TE's loop: without it a slice handed to a
- * context that paused the same rail bounced back and forth, each bounce a
- * retry, until its budget ran out). NULL: none. */
-static struct te_ctx *handoff_target(te_engine *e, struct te_ctx *from, uint32_t retry,
-                                     int32_t seg, int dev)
+/* The controller's hand-off, tryHandoffToAnotherLocalWorker(slice, true)
+ * (INTEGRATION.md sites 9 and 11): the next active context after `from`,
+ * starting at retry_cnt mod the contexts (TE's rotation), that has a usable
+ * path to the slice's segment (hasAvailablePeerRailAlternative on that
+ * context), and the peer device that context's own selection picks
+ * (submitPostSend there). The peer NIC is chosen again because another
+ * local NIC may not reach the old one (a rail-optimised fabric: each local
+ * NIC reaches the peer NIC of its rail). NULL: none. */
+static struct te_ctx *handoff_target(te_engine *e, struct te_ctx *from, const struct te_slice *s,
+                                     uint32_t ndev, int *dev)
 {
-	uint64_t now = now_of(e);
 	for (uint32_t k = 0; k < e->nctx; k++) {
-		struct te_ctx *o = &e->ctx[(retry + k) % e->nctx];
+		struct te_ctx *o = &e->ctx[(s->retry_cnt + k) % e->nctx];
 		if (o == from || !atomic_load(&o->active))
 			continue;
-		pthread_mutex_lock(&o->rt_mu);
-		struct te_route *r = o->routes[seg][dev];
-		int ok = !r || rail_available(r, now);
-		pthread_mutex_unlock(&o->rt_mu);
-		if (ok)
+		*dev = select_peer_dev(e, o, s->seg, ndev, s->retry_cnt, -1);
+		if (*dev >= 0)
 			return o;
 	}
 	return NULL;
 }
 
 /* Pool::local_alternative: another active context whose device can take
- * the traffic of a path to (seg, dev) marked `kind`, and whose own route
- * to (seg, dev) is a target. Kind 1 (as AVOIDed) is also site 11's
- * hand_off_ok. */
-static int cc_local_alternative(te_engine *e, struct te_ctx *from, int32_t seg, int dev,
-                                uint64_t now, int kind)
+ * the traffic of a path to seg marked `kind`: the hand-off lets that
+ * context select the peer device, so one of its routes to seg must be a
+ * target that TE's rail check was not last seen to refuse (paused_until),
+ * or it has none yet (a fresh selection). A route of its own that is held,
+ * or paused, would send the slice back (a ping-pong at one instant).
+ * Kind 1 (as AVOIDed) is also site 11's hand_off_ok. */
+static int cc_local_alternative(te_engine *e, struct te_ctx *from, int32_t seg, uint64_t now,
+                                int kind)
 {
 	if (!e->cc_enforce)
 		return 0;
@@ -576,31 +583,32 @@ static int cc_local_alternative(te_engine *e, struct te_ctx *from, int32_t seg, 
 		struct te_ctx *o = &e->ctx[k];
 		if (o == from || !atomic_load(&o->active) || ctx_dev_bad(e, o, now, kind))
 			continue;
+		int seen = 0, ok = 0;
 		pthread_mutex_lock(&o->rt_mu);
-		int m = rt_marked(o->routes[seg][dev], now);
+		for (int d = 0; d < TE_MAX_PEER_DEV && !ok; d++) {
+			struct te_route *r = o->routes[seg][d];
+			seen |= r != NULL;
+			ok = r && target_ok(rt_marked(r, now), kind) && r->paused_until <= now;
+		}
 		pthread_mutex_unlock(&o->rt_mu);
-		if (target_ok(m, kind))
+		if (ok || !seen)
 			return 1;
 	}
 	return 0;
 }
 
-/* For site 10 on a bad device: which of its peer paths, marked either
- * way, another local device can take (LOCAL_OK_BIT), found before
- * select_peer_dev takes rt_mu (cc_local_alternative takes the other
- * contexts'). 0 while ctx's device is not bad. */
-static unsigned cc_local_ok(te_engine *e, struct te_ctx *ctx, int32_t seg, uint32_t ndev,
-                            uint64_t now)
+/* For site 10 on a bad device: bit kind - 1 set when another local device
+ * can take the traffic of its paths to seg marked `kind` (1, 2), found
+ * before select_peer_dev takes rt_mu (cc_local_alternative takes the
+ * other contexts'). 0 while ctx's device is not bad. */
+static unsigned cc_local_ok(te_engine *e, struct te_ctx *ctx, int32_t seg, uint64_t now)
 {
 	unsigned ok = 0;
 	if (!e->cc_enforce || !atomic_load_explicit(&e->nmarked, memory_order_relaxed))
 		return 0;
 	for (int kind = 1; kind <= 2; kind++) {
-		if (!ctx_dev_bad(e, ctx, now, kind))
-			continue;
-		for (uint32_t d = 0; d < ndev && d < TE_MAX_PEER_DEV; d++)
-			if (cc_local_alternative(e, ctx, seg, (int)d, now, kind))
-				ok |= 1u << LOCAL_OK_BIT(d, kind);
+		if (ctx_dev_bad(e, ctx, now, kind) && cc_local_alternative(e, ctx, seg, now, kind))
+			ok |= 1u << (kind - 1);
 	}
 	return ok;
 }
@@ -648,17 +656,18 @@ static void dispatch_slice(te_engine *e, struct te_ctx *ctx, struct te_slice *s,
 	int dev = select_peer_dev(e, ctx, s->seg, sd.ndev, s->retry_cnt, avoid_dev);
 	/* Site 11 (Pool::hand_off_ok): the engine has paused every rail of
 	 * this device to the peer. Where TE would fail the slice ("all rails
-	 * failed"), it goes to another local device keeping the selected peer
-	 * path (tryHandoffToAnotherLocalWorker) when the controller knows that
-	 * device can take it (enforce only: observe changes nothing). */
+	 * failed"), it goes to another local device and a peer NIC that
+	 * device's selection picks (the controller's hand-off) when the
+	 * controller knows that device can take it (enforce only: observe
+	 * changes nothing). */
 	MCC_HOOK(if (dev < 0 && avoid_dev < 0) {
-		int d0 = (int)(((uint32_t)ctx->idx + s->retry_cnt) % sd.ndev);
+		int d;
 		struct te_ctx *o = NULL;
-		if (cc_local_alternative(e, ctx, s->seg, d0, now_of(e), 1) &&
-		    (o = handoff_target(e, ctx, s->retry_cnt, s->seg, d0)) != NULL) {
+		if (cc_local_alternative(e, ctx, s->seg, now_of(e), 1) &&
+		    (o = handoff_target(e, ctx, s, sd.ndev, &d)) != NULL) {
 			CNT_ADD(e, handoffs, 1);
 			ctx = o;
-			dev = d0;
+			dev = d;
 		}
 	})
 	if (dev < 0 && avoid_dev >= 0)
@@ -956,7 +965,7 @@ static int cc_reroute(te_engine *e, struct te_ctx *ctx, struct te_route *rt, uin
 	 * device another local device first, and another peer NIC only when no
 	 * local device can take the group (a device held because its one busy
 	 * route met a faulty peer NIC is not itself the fault) */
-	int local = (!peer || bad) && cc_local_alternative(e, ctx, rt->seg, rt->dev, now, kind);
+	int local = (!peer || bad) && cc_local_alternative(e, ctx, rt->seg, now, kind);
 	if (peer && !local)
 		return RR_PEER;
 	if (local)
@@ -990,8 +999,9 @@ static void cc_no_usable_path(te_engine *e, struct te_ctx *ctx, struct te_route 
 /* Site 9: move the group queued on rt as the verdict says. kPeer: TE's
  * remote re-selection (redispatch: selectPeerDevice with the slice's
  * retry count, passing over paused and avoided paths) when TE has another
- * rail, else as kLocal; kLocal: tryHandoffToAnotherLocalWorker per slice
- * (the peer path kept; a slice it cannot move stays). Neither charges the
+ * rail, else as kLocal; kLocal: the controller's hand-off per slice
+ * (another local NIC and the peer NIC it selects, handoff_target; a slice
+ * no other NIC can take stays). Neither charges the
  * retry budget nor pauses a rail. Returns 1 when the group was handled
  * (moved, or waits with no usable path), 0 to post it. */
 static int reroute_group(te_engine *e, struct te_worker *w, struct te_route *rt, int *blocked)
@@ -1031,9 +1041,12 @@ static int reroute_group(te_engine *e, struct te_worker *w, struct te_route *rt,
 				continue;
 			}
 		} else {
-			struct te_ctx *o = handoff_target(e, ctx, sl->retry_cnt, sl->seg, sl->peer_dev);
-			if (o) { /* the same peer path from another local NIC */
+			int dev;
+			struct te_ctx *o = handoff_target(e, ctx, sl, sd.ndev, &dev);
+			if (o) { /* another local NIC and its own peer NIC */
 				sl->avoid_hops++;
+				sl->peer_dev = dev;
+				sl->rkey = sd.rkey[dev];
 				CNT_ADD(e, handoffs, 1);
 				enqueue_slice(e, o, sl);
 				continue;

@@ -2,7 +2,8 @@
 /*
  * test_hosts_faults.c - one-rail faults on the fabric model (deterministic
  * executor), TE host stub in enforce against the same seed with the
- * controller off: a lossy local NIC, a flapping rail, both peer NICs down,
+ * controller off: a lossy local NIC (on one fabric and on a
+ * rail-optimised one), a flapping rail, both peer NICs down,
  * and the RETRY_EXC bursts rxe makes of reordering. Each scenario is a spec
  * in host_stubs/scenario/specs/ measured with `[measure] faults` (the
  * FAULTS line of mcc_scenario).
@@ -84,6 +85,24 @@ static void test_lossy_local_nic_moves_bytes_without_a_stall(void)
 	CU_ASSERT(r.goodput_gbps > off.goodput_gbps);
 }
 
+/* The same loss on a rail-optimised fabric (railgray: NIC i reaches only
+ * the peer's NIC i). The hand-off must let NIC 1 pick its own rail's peer
+ * NIC (INTEGRATION.md site 11, tryHandoffToAnotherLocalWorker(slice,
+ * true)): one that kept rail 0's peer NIC sent the slices over a dead
+ * cross-rail path. The same bounds as on one fabric. */
+static void test_lossy_local_nic_on_rail_optimised_fabric(void)
+{
+	struct mcc_scn_result off, r;
+	if (!run_arms("railgray", &off, &r))
+		return;
+	CU_ASSERT(r.fault_stall_ns < 1000000000ull);
+	CU_ASSERT(r.fault_share >= 0.70);
+	CU_ASSERT_EQUAL(r.fault_lu_reads, 0);
+	CU_ASSERT_EQUAL(r.fault_nup, 0);
+	CU_ASSERT_EQUAL(r.tasks_failed, 0);
+	CU_ASSERT(r.goodput_gbps > off.goodput_gbps);
+}
+
 /* Local NIC 0 flaps six times. The policy counts each flap's transport
  * timeouts across endpoint generations and quarantines the rail; each later
  * failure quarantines it again with a doubled cooldown (flap damping), so
@@ -146,6 +165,7 @@ static int init_suite(void)
 
 MCC_CU_SUITE(t_init_hosts_faults_tests, "hosts_faults", init_suite, NULL,
              test_lossy_local_nic_moves_bytes_without_a_stall,
+             test_lossy_local_nic_on_rail_optimised_fabric,
              test_flapping_rail_quarantined_with_growing_cooldown,
              test_both_rails_down_reads_long_unavailable,
              test_retry_exc_bursts_hand_the_traffic_off)

@@ -67,6 +67,7 @@ static const struct {
     {HEAD FLOW "[fault.x]\nat_s = 0.1\nkind = link_down\nreceiver = 1\n", 9,
      "receiver 1 out of range"},
     {HEAD FLOW "[fabric]\nlink_gbps = fast\n", 9, "bad number"},
+    {HEAD FLOW "[fabric]\nrail_optimised = maybe\n", 9, "bad number"},
     {HEAD FLOW "this is not ini\n", 8, "syntax error"},
     {"duration_s = 1\n", 1, "outside any section"},
 };
@@ -167,7 +168,7 @@ static void test_every_builtin_name_resolves(void)
 	int n = 0;
 	for (const char *const *s = mcc_scn_names(); *s; s++)
 		n++;
-	CU_ASSERT_EQUAL(n, 14); /* the specs folder: ten, and four one-rail faults */
+	CU_ASSERT_EQUAL(n, 15); /* the specs folder: ten, and five one-rail faults */
 	struct mcc_scn_opts o;
 	struct mcc_scn_result r;
 	memset(&o, 0, sizeof(o));

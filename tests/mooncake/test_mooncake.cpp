@@ -901,6 +901,62 @@ static void test_reroute_te_paused(const char *moddir)
 	unlink(ini.c_str());
 }
 
+// Sites 9 and 11 hand a group to another local NIC whose own selection
+// picks the peer NIC (tryHandoffToAnotherLocalWorker(slice, true)). On a
+// rail-optimised pair with both rails failing from each side (A's same-rail
+// path AVOIDed and its cross-rail path paused by TE; B the mirror image) no
+// NIC can take the other's traffic: a kLocal from each would send the
+// slices back and forth at every post pass. The paths TE's rail check
+// refused when asked are no target for a hand-off to that NIC.
+static void test_reroute_no_ping_pong(const char *moddir)
+{
+	std::string ini = use_ini(moddir, "[policy]\nmode = enforce\n");
+	{
+		mm::Pool A(Rail::desc("mlx5_0", 0)), B(Rail::desc("mlx5_1", 1));
+		Path a0(A, "10.0.0.9:12001@mlx5_0", 1000), a1(A, "10.0.0.9:12001@mlx5_1", 1020);
+		Path b0(B, "10.0.0.9:12001@mlx5_0", 1040), b1(B, "10.0.0.9:12001@mlx5_1", 1060);
+		std::vector<std::string> paused_a{a1.peer}, paused_b{b0.peer}; // cross-rail
+		auto usable_a = [&paused_a](const std::string &p) {
+			return std::find(paused_a.begin(), paused_a.end(), p) == paused_a.end();
+		};
+		auto usable_b = [&paused_b](const std::string &p) {
+			return std::find(paused_b.begin(), paused_b.end(), p) == paused_b.end();
+		};
+		CHECK(mm::batch_begin(tasks[0].batch_id) == 0);
+		a0.deliver(4, &tasks[0]);
+		a1.deliver(4, &tasks[0]);
+		b0.deliver(4, &tasks[0]);
+		b1.deliver(4, &tasks[0]);
+		// B alone is fine: A's AVOIDed group goes to B, whose selection
+		// takes b1 (its same-rail path)
+		a0.fail();
+		CHECK(a0.add_and_post(4, &tasks[0]) == 0);
+		CHECK(A.reroute(A.lane(1), a0.peer, a0.queue, Path::info, usable_a) ==
+		      mm::Reroute::kLocal);
+		CHECK(A.hand_off_ok(a0.peer));
+		a0.queue.clear();
+		// B's same-rail path fails too: B has asked TE about b0 (paused), A
+		// about a1 (paused); neither NIC is a target for the other
+		b1.fail();
+		CHECK(b1.add_and_post(4, &tasks[0]) == 0);
+		mm::Reroute vb = B.reroute(B.lane(1), b1.peer, b1.queue, Path::info, usable_b);
+		mm::Reroute va = A.reroute(A.lane(1), a0.peer, b1.queue, Path::info, usable_a);
+		std::printf("no ping-pong: A %s, B %s\n", mm::reroute_name(va), mm::reroute_name(vb));
+		CHECK(vb == mm::Reroute::kNoUsablePath);
+		CHECK(va == mm::Reroute::kNoUsablePath);
+		CHECK(!A.hand_off_ok(a0.peer) && !B.hand_off_ok(b1.peer));
+		// TE resumes B's cross-rail path and B's check sees it: B takes A's
+		// traffic again (over b0)
+		paused_b.clear();
+		CHECK(B.reroute(B.lane(1), b1.peer, b1.queue, Path::info, usable_b) == mm::Reroute::kPeer);
+		CHECK(A.reroute(A.lane(1), a0.peer, b1.queue, Path::info, usable_a) ==
+		      mm::Reroute::kLocal);
+		b1.queue.clear();
+		CHECK(mm::batch_free(tasks[0].batch_id) == 0);
+	}
+	unlink(ini.c_str());
+}
+
 // A path held near its minimum window (its completions trickle in: gray
 // loss) DEFERs with little in flight: that group moves to another peer NIC;
 // a path DEFERred at a large window (merely full) keeps its group.
@@ -989,6 +1045,7 @@ int main()
 	test_slow_path(moddir);
 	test_reroute(moddir);
 	test_reroute_te_paused(moddir);
+	test_reroute_no_ping_pong(moddir);
 	test_reroute_held(moddir);
 	test_summary_log(moddir);
 	test_off(moddir);

@@ -212,6 +212,9 @@ struct Pool::Mark {
 	std::uint64_t until = 0; /* SDK time the mark lapses */
 	std::uint64_t backoff = 0; /* AVOID without a cooldown: doubles per AVOID */
 	bool signalled = false;  /* NO_USABLE_PATH reported under this mark */
+	/* until when the engine's rail check was last seen to refuse this path
+	 * (peer_alternative asks it; kPausedMemoNs) */
+	std::uint64_t paused_until = 0;
 };
 
 const char *reroute_name(Reroute v) noexcept
@@ -733,10 +736,15 @@ bool Pool::device_bad(std::uint64_t now, int kind) const noexcept
 }
 
 /* Another enabled Pool (another local NIC) whose device can take the
- * traffic of a path to `key` marked `kind`, and whose own path to `key` is
- * a target (target_ok; not yet used counts as unmarked). */
+ * traffic of a path to `key` marked `kind`. The hand-off lets that NIC's
+ * selection pick the peer NIC, so one of its paths to the server of `key`
+ * must be a target (target_ok) that the engine's rail check was not last
+ * seen to refuse (paused_until), or it has none yet (a fresh selection).
+ * A path of its own that is held, or paused, would send the traffic back
+ * at its next post pass (a ping-pong). */
 bool Pool::local_alternative(const std::string &key, int kind) const noexcept
 {
+	const std::string srv = server_of(key);
 	std::lock_guard<std::mutex> g(shared().mu);
 	for (const Pool *q : shared().pools) {
 		if (q == this || !q->enabled_)
@@ -744,8 +752,16 @@ bool Pool::local_alternative(const std::string &key, int kind) const noexcept
 		std::uint64_t now = mcc_engine_now(q->e_);
 		if (q->device_bad(now, kind))
 			continue;
+		bool seen = false;
 		std::lock_guard<std::mutex> gq(q->mu_);
-		if (target_ok(q->mark_of(key, now), kind))
+		for (auto &m : q->marks_) {
+			if (m->server != srv)
+				continue;
+			seen = true;
+			if (target_ok(m->until > now ? m->kind : 0, kind) && m->paused_until <= now)
+				return true;
+		}
+		if (!seen)
 			return true;
 	}
 	return false;
@@ -754,7 +770,8 @@ bool Pool::local_alternative(const std::string &key, int kind) const noexcept
 /* Another path of this Pool to the server of `k` that can take the
  * traffic of `k` (marked `kind`): seen here, a target (target_ok), and,
  * when `usable` is given, one the engine's own selection would take now
- * (its rail state: a path TE paused is no alternative, whatever its mark).
+ * (its rail state: a path TE paused is no alternative, whatever its mark;
+ * remembered in the path's paused_until for local_alternative).
  * Takes mu_; calls `usable` with no lock of the adapter held. */
 bool Pool::peer_alternative(const std::string &k, int kind, std::uint64_t now, PathUsable usable,
                             void *arg) const
@@ -771,9 +788,17 @@ bool Pool::peer_alternative(const std::string &k, int kind, std::uint64_t now, P
 				cand.push_back(m->key);
 			}
 	}
-	for (auto &c : cand)
-		if (usable(arg, c.data(), c.size()))
+	for (auto &c : cand) {
+		bool ok = usable(arg, c.data(), c.size());
+		{
+			std::lock_guard<std::mutex> g(mu_);
+			for (auto &m : marks_)
+				if (m->key == c)
+					m->paused_until = ok ? 0 : now + kPausedMemoNs;
+		}
+		if (ok)
 			return true;
+	}
 	return false;
 }
 

@@ -53,7 +53,8 @@
  * queueing), the Pool marks the path, and TE's next post pass asks
  * reroute(), which answers where the group goes: another peer NIC from this
  * device (TE's own remote re-selection, which skips the marked path through
- * avoided()), another local NIC keeping the peer path (TE's local hand-off),
+ * avoided()), another local NIC and a peer NIC it reaches (TE's local
+ * hand-off with the peer NIC selected again, INTEGRATION.md site 11),
  * nowhere (MCC_SIG_NO_USABLE_PATH is reported for the slices' tasks, so
  * task queries read LONG_UNAVAILABLE; the slices wait, never fail), or stay
  * (an ordinary DEFER: the window is full). Neither TE's retry budget nor its
@@ -179,8 +180,10 @@ enum class Reroute : int {
 	                   * the marked path (avoided() in isRailAvailable); a held
 	                   * device gets it only when no other local NIC can take
 	                   * the group (kLocal first) */
-	kLocal = 2,       /* another local NIC, the same peer path: TE's local
-	                   * hand-off (redispatch with handoff_to_local_worker) */
+	kLocal = 2,       /* another local NIC, which selects the peer NIC again
+	                   * (tryHandoffToAnotherLocalWorker(slice, true), site 11:
+	                   * from another local NIC the old peer NIC may be a
+	                   * cross-rail path) */
 	kNoUsablePath = 3 /* nowhere now: leave them queued (they are not failed);
 	                   * MCC_SIG_NO_USABLE_PATH was reported for their tasks */
 };
@@ -201,7 +204,9 @@ struct PathView {
  * state goes (for TE, the body of WorkerPool::isRailAvailable without the
  * avoided() call: its RailState pause; never isRailAvailable itself, which
  * would recurse). Called with no lock of the adapter held, only for the
- * other paths of a marked path's peer server. */
+ * other paths of a marked path's peer server. A path it refused is, for
+ * kPausedMemoNs unless asked again, no target for a hand-off from another
+ * local NIC (Reroute::kLocal, hand_off_ok()). */
 typedef bool (*PathUsable)(void *arg, const char *key, std::size_t klen);
 
 struct Lane;  /* one worker thread's state (opaque) */
@@ -304,7 +309,8 @@ public:
 	/* Site 11: TE is about to fail a slice to `key` because it paused every
 	 * rail of this device to the peer ("all rails failed", in
 	 * submitPostSend and redispatch). True when another local NIC can take
-	 * it (TE then hands it off instead: tryHandoffToAnotherLocalWorker).
+	 * it (TE then hands it off instead: tryHandoffToAnotherLocalWorker(
+	 * slice, true), where the other NIC selects the peer NIC again).
 	 * Enforce mode only (observe changes nothing TE does); false while
 	 * disabled. Thread: any. */
 	bool hand_off_ok(const char *key, std::size_t klen) const noexcept;
@@ -540,6 +546,10 @@ private:
 	/* epochs before a refused route is asked again without settled bytes
 	 * (a growth ask); doubled up to the max while such asks find nothing */
 	static const std::uint64_t kGrowthEpochs = 4, kGrowthEpochsMax = 64;
+	/* how long a path the engine's rail check refused stays no target for
+	 * a hand-off from another NIC (local_alternative), unless asked again:
+	 * TE pauses a rail for seconds */
+	static const std::uint64_t kPausedMemoNs = 250000000;
 };
 
 /* p, or the inert Pool when p is NULL: an engine's accessor returns
