@@ -916,12 +916,12 @@ static void test_reroute_no_ping_pong(const char *moddir)
 		Path a0(A, "10.0.0.9:12001@mlx5_0", 1000), a1(A, "10.0.0.9:12001@mlx5_1", 1020);
 		Path b0(B, "10.0.0.9:12001@mlx5_0", 1040), b1(B, "10.0.0.9:12001@mlx5_1", 1060);
 		std::vector<std::string> paused_a{a1.peer}, paused_b{b0.peer}; // cross-rail
-		auto usable_a = [&paused_a](const std::string &p) {
-			return std::find(paused_a.begin(), paused_a.end(), p) == paused_a.end();
+		auto not_in = [](const std::vector<std::string> &paused) {
+			return [&paused](const std::string &p) {
+				return std::find(paused.begin(), paused.end(), p) == paused.end();
+			};
 		};
-		auto usable_b = [&paused_b](const std::string &p) {
-			return std::find(paused_b.begin(), paused_b.end(), p) == paused_b.end();
-		};
+		auto usable_a = not_in(paused_a), usable_b = not_in(paused_b);
 		CHECK(mm::batch_begin(tasks[0].batch_id) == 0);
 		a0.deliver(4, &tasks[0]);
 		a1.deliver(4, &tasks[0]);

@@ -215,6 +215,8 @@ struct Pool::Mark {
 	/* until when the engine's rail check was last seen to refuse this path
 	 * (peer_alternative asks it; kPausedMemoNs) */
 	std::uint64_t paused_until = 0;
+	/* the mark at `now`: kind while it lasts, else 0 (none) */
+	int kind_at(std::uint64_t now) const { return until > now ? kind : 0; }
 };
 
 const char *reroute_name(Reroute v) noexcept
@@ -709,7 +711,7 @@ int Pool::mark_of(const std::string &key, std::uint64_t now) const noexcept
 {
 	for (auto &m : marks_)
 		if (m->key == key)
-			return m->until > now ? m->kind : 0;
+			return m->kind_at(now);
 	return 0;
 }
 
@@ -758,7 +760,7 @@ bool Pool::local_alternative(const std::string &key, int kind) const noexcept
 			if (m->server != srv)
 				continue;
 			seen = true;
-			if (target_ok(m->until > now ? m->kind : 0, kind) && m->paused_until <= now)
+			if (target_ok(m->kind_at(now), kind) && m->paused_until <= now)
 				return true;
 		}
 		if (!seen)
@@ -782,7 +784,7 @@ bool Pool::peer_alternative(const std::string &k, int kind, std::uint64_t now, P
 		std::string srv = server_of(k);
 		for (auto &m : marks_)
 			if (m->key != k && m->server == srv &&
-			    target_ok(m->until > now ? m->kind : 0, kind)) {
+			    target_ok(m->kind_at(now), kind)) {
 				if (!usable)
 					return true;
 				cand.push_back(m->key);
@@ -1169,7 +1171,7 @@ int Pool::list(std::vector<PathView> &out) const noexcept
 		{
 			std::lock_guard<std::mutex> g(mu_);
 			for (auto &m : marks_)
-				paths.push_back({ m->key, { m->until > now ? m->kind : 0,
+				paths.push_back({ m->key, { m->kind_at(now),
 				                            m->until > now ? m->until - now : 0 } });
 		}
 		for (auto &p : paths) {
