@@ -86,7 +86,8 @@ struct opts {
 	struct {
 		double at;
 		int after; /* 0: since the start; 'q': after the watched route's first
-		            * QUARANTINED; 'e': after the first error WC or PORT_ERR */
+		            * QUARANTINED; 'e': after the first error WC or PORT_ERR;
+		            * 'p': after every earlier step finished (steps_end) */
 		const char *cmd;
 	} step[MAXSTEP];
 	uint32_t nsteps;
@@ -97,6 +98,8 @@ struct slot { /* W.slot_mu */
 	uint64_t batch, seq;
 	uint64_t t_submit;
 	int last_state, last_reason; /* last in-flight query (-1 none) */
+	uint64_t lu_since; /* first of the in-flight queries in a row that read
+	                    * LONG_UNAVAILABLE (0: the last one did not) */
 };
 
 /* one sample of a domain */
@@ -187,6 +190,7 @@ struct world {
 	 * in which every route was QUARANTINED and the first LONG_UNAVAILABLE
 	 * read from then on */
 	uint64_t f_last_done, f_gap, f_lu_reads, f_t_allq, f_t_lu;
+	uint64_t f_lu_run; /* longest time a task read LONG_UNAVAILABLE in a row */
 	int f_allq;
 	_Atomic int fails;
 	char mode[16], module[64];
@@ -417,6 +421,7 @@ static int submit(uint32_t i)
 		W.t_first_submit = s->t_submit;
 	s->last_state = -1;
 	s->last_reason = -1;
+	s->lu_since = 0;
 	s->busy = 1;
 	W.bytes_submitted += W.o.task_bytes;
 	return 0;
@@ -705,6 +710,21 @@ static void reap_steps(uint64_t t)
 	}
 }
 
+/* When the steps before k had all finished (their commands exited: a tc
+ * command in a busy guest can take seconds to take effect); 0 while one
+ * still runs. */
+static uint64_t steps_end(uint32_t k)
+{
+	uint64_t t = W.t0;
+	for (uint32_t i = 0; i < k; i++) {
+		if (!W.step_done[i])
+			return 0;
+		if (W.step_end[i] > t)
+			t = W.step_end[i];
+	}
+	return t;
+}
+
 static int steps_all_done(void)
 {
 	for (uint32_t k = 0; k < W.o.nsteps; k++)
@@ -811,9 +831,11 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 	}
 	while (W.t0 && W.next_step < W.o.nsteps) {
 		const double at = W.o.step[W.next_step].at;
-		uint64_t since = W.o.step[W.next_step].after == 'q'   ? W.t_quarantined
-		                 : W.o.step[W.next_step].after == 'e' ? atomic_load(&W.first_fault_ns)
-		                                                      : W.t0;
+		const int after = W.o.step[W.next_step].after;
+		uint64_t since = after == 'q'   ? W.t_quarantined
+		                 : after == 'e' ? atomic_load(&W.first_fault_ns)
+		                 : after == 'p' ? steps_end(W.next_step)
+		                                : W.t0;
 		int due = since && now >= since && now - since >= (uint64_t)(at * 1e9);
 		if (!due)
 			break;
@@ -833,11 +855,16 @@ static uint64_t sampler_step(void *arg, uint64_t now)
 		struct mcc_task_detail_v1 d;
 		mcc_host_eng_detail(&W.eng, s->batch, &d);
 		note_task_state(s, &d, "inflight");
-		if (d.state == MCC_TASK_LONG_UNAVAILABLE && W.o.nsteps && W.step_t[0] &&
-		    !W.step_t[W.o.nsteps - 1]) {
+		if (d.state != MCC_TASK_LONG_UNAVAILABLE) {
+			s->lu_since = 0;
+		} else if (W.o.nsteps && W.step_t[0] && !W.step_t[W.o.nsteps - 1]) {
 			W.f_lu_reads++;
 			if (W.f_t_allq && !W.f_t_lu)
 				W.f_t_lu = now;
+			if (!s->lu_since)
+				s->lu_since = now;
+			if (now - s->lu_since > W.f_lu_run)
+				W.f_lu_run = now - s->lu_since;
 		}
 	}
 	uint64_t submitted = W.bytes_submitted, verified = W.bytes_verified, tasks = W.tasks_ok;
@@ -1344,8 +1371,10 @@ static void checks_fault(int chk)
 		}
 	const uint64_t epoch_ns = (uint64_t)(W.o.epoch_us ? W.o.epoch_us : 1000) * 1000;
 	say("RESULT fault dev=%s other_nic_share=%.3f (%" PRIu64 " bytes) longest_stall_ms=%.1f "
-	    "lu_reads=%" PRIu64 " no_usable_path=%" PRIu64 " lu_after_allq_ms=%.1f cooldowns=%s",
+	    "lu_reads=%" PRIu64 " lu_longest_ms=%.1f no_usable_path=%" PRIu64 " lu_after_allq_ms=%.1f "
+	    "cooldowns=%s",
 	    dev_name(0, wd), share, mine + other, (double)W.f_gap / 1e6, W.f_lu_reads,
+	    (double)W.f_lu_run / 1e6,
 	    es.no_usable_path,
 	    W.f_t_lu && W.f_t_allq ? (double)(W.f_t_lu - W.f_t_allq) / 1e6 : -1.0, nq ? cool : "-");
 	if (!MCC_CC_COMPILED_IN || strcmp(W.mode, "enforce"))
@@ -1366,8 +1395,21 @@ static void checks_fault(int chk)
 	}
 	check(es.no_usable_path == 0, "no group without a usable path while the other NIC works (%" PRIu64
 	      ")", es.no_usable_path);
-	if (chk == CHK_GRAY_LOCAL)
-		check(W.f_lu_reads == 0, "no task read LONG_UNAVAILABLE (%" PRIu64 " reads)", W.f_lu_reads);
+	if (chk == CHK_GRAY_LOCAL) {
+		/* the RFC's AVOID row: a slice refused on the quarantined rail
+		 * makes its task LONG_UNAVAILABLE (PATH_QUARANTINED) until a
+		 * slice of it completes elsewhere; never for want of a path */
+		check(W.reason_seen[MCC_REASON_NO_USABLE_PATH] == 0,
+		      "no task read no_usable_path while the other NIC works (%" PRIu64 ")",
+		      (uint64_t)W.reason_seen[MCC_REASON_NO_USABLE_PATH]);
+		check(W.f_lu_run < 1000000000ull,
+		      "a task read LONG_UNAVAILABLE only until its moved slices completed (at most "
+		      "%.1f ms in a row, %" PRIu64 " reads)",
+		      (double)W.f_lu_run / 1e6, W.f_lu_reads);
+		check(W.final_state[MCC_TASK_LONG_UNAVAILABLE] == 0,
+		      "no completed task ended LONG_UNAVAILABLE (%" PRIu64 ")",
+		      (uint64_t)W.final_state[MCC_TASK_LONG_UNAVAILABLE]);
+	}
 	if (chk == CHK_FLAP)
 		check(nq >= 2 && grows, "%s quarantined %u times with a growing cooldown (%s ms)",
 		      r ? r->name : "the watched route", nq, nq ? cool : "-");
@@ -1450,6 +1492,8 @@ static void usage(const char *p)
 	        "                            q+T:CMD: T seconds after the watched route (--watch D:\n"
 	        "                            c<D> to n1.d<D>) was first seen QUARANTINED; e+T:CMD:\n"
 	        "                            T seconds after the first error WC or IBV_EVENT_PORT_ERR;\n"
+	        "                            p+T:CMD: T seconds after every earlier step's command\n"
+	        "                            finished (a fault's length from when it took effect);\n"
 	        "                            CMD mon:MONITOR-CMD: a QEMU monitor request of the\n"
 	        "                            Soft-RoCE harness (guest/sr-mon protocol, no shell)\n"
 	        "  --sample-ms N             domain/task sampling period (50)\n"
@@ -1576,7 +1620,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			                                      : CHK_NONE;
 		} else if (OPT("--at")) {
 			char *end = NULL;
-			int q = (v[0] == 'q' || v[0] == 'e') && v[1] == '+' ? v[0] : 0;
+			int q = (v[0] == 'q' || v[0] == 'e' || v[0] == 'p') && v[1] == '+' ? v[0] : 0;
 			double t = strtod(q ? v + 2 : v, &end);
 			if (!end || *end != ':' || o->nsteps >= MAXSTEP) {
 				fprintf(stderr, "bad --at '%s' (T:CMD)\n", v);

@@ -38,15 +38,20 @@
 #   gray-local  node 0's rail 0 (eth0) drops 25 % of what it sends from 2 s
 #               to 14 s: rxe0's routes are held near their floor and the host
 #               moves their slices to rxe1 (>= 70 % of the bytes), no second
-#               without a completed task, no task reads LONG_UNAVAILABLE
+#               without a completed task, no task reads no_usable_path, and
+#               one whose slice was AVOIDed on the quarantined rail reads
+#               LONG_UNAVAILABLE (the RFC's AVOID row) for under a second in
+#               a row, until a slice of it completes on rxe1
 #   dupreorder  netem delay 1ms duplicate 5% reorder 25% 50% on eth0 from 2 s
 #               to 14 s: rxe answers with RETRY_EXC_ERR on new endpoints; the
 #               errors count across generations and the traffic moves to rxe1
 #   flap        eth0 blackholed (netem loss 100%) 1.5 s, then clear 1.5 s, six
-#               times: the rail is quarantined again and again with a growing
-#               cooldown, no group is left without a usable path
-#   both-down   node 1's two rails (eth2, eth3) blackholed from 2 s to 7 s:
-#               once no route is usable the tasks read LONG_UNAVAILABLE
+#               times, each phase timed from when the tc command before it
+#               finished: the rail is quarantined again and again with a
+#               growing cooldown, no group is left without a usable path
+#   both-down   node 1's two rails (eth2, eth3) blackholed from 2 s, for 5 s
+#               from when both tc commands finished: once no route is
+#               usable the tasks read LONG_UNAVAILABLE
 #               within 2 epochs; the engine fails what its own rail pause
 #               leaves without a rail
 # ENGINE: te (default) or tent.
@@ -272,13 +277,13 @@ gray-local | dupreorder)
 	;;
 flap)
 	ini enforce aimd "target_drain_us = 5000000" "epoch_us = 10000"
-	set --
-	t=2
-	for i in 1 2 3 4 5 6; do
-		set -- "$@" --at "$t:tc qdisc add dev eth0 root netem loss 100%"
-		t=$((t + 1)).5
-		set -- "$@" --at "$t:tc qdisc del dev eth0 root"
-		t=$((${t%.5} + 2))
+	# each phase timed from when the previous command finished: tc in a
+	# busy TCG guest takes up to 2 s to take effect, which would eat a dead
+	# phase timed from the start (and with it the transport timeouts)
+	set -- --at "2:tc qdisc add dev eth0 root netem loss 100%" --at "p+1.5:tc qdisc del dev eth0 root"
+	for i in 2 3 4 5 6; do
+		set -- "$@" --at "p+1.5:tc qdisc add dev eth0 root netem loss 100%" \
+			--at "p+1.5:tc qdisc del dev eth0 root"
 	done
 	run 110 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 524288 --concurrency 4 \
 		--duration 22 --max-duration 80 --check flap --watch 0 --epoch-us 10000 "$@" \
@@ -288,10 +293,10 @@ flap)
 both-down)
 	ini enforce aimd "target_drain_us = 5000000" "epoch_us = 10000"
 	run 90 "$BIN" $QP --engine "$ENGINE" --ini "$INI" --bytes 0 --task-bytes 524288 --concurrency 4 \
-		--duration 10 --max-duration 60 --check both-down --watch 0 --epoch-us 10000 --sample-ms 5 \
+		--duration 14 --max-duration 60 --check both-down --watch 0 --epoch-us 10000 --sample-ms 5 \
 		--at "2:tc qdisc add dev eth2 root netem loss 100%" \
 		--at "2:tc qdisc add dev eth3 root netem loss 100%" \
-		--at "7:tc qdisc del dev eth2 root" --at "7:tc qdisc del dev eth3 root" \
+		--at "p+5:tc qdisc del dev eth2 root; tc qdisc del dev eth3 root" \
 		--label "$ENGINE-both-down" --quiet
 	tc qdisc del dev eth2 root 2>/dev/null
 	tc qdisc del dev eth3 root 2>/dev/null
