@@ -250,6 +250,11 @@ static uint64_t ser_ns(const struct port *p, uint64_t bytes, uint64_t bps)
 	return (bytes * 8ull * 1000000000ull + bps - 1) / bps;
 }
 
+uint64_t mcc_fab_model_base_rtt_ns(const struct mcc_fab_model_cfg *cfg)
+{
+	return 3 * cfg->prop_ns;
+}
+
 static uint64_t prop(struct mcc_fab_model *m)
 {
 	return m->cfg.prop_ns + (rng_next(m) & 31); /* a little jitter from the seed */

@@ -74,6 +74,10 @@ struct mcc_fab_model_stats {
 typedef struct mcc_fab_model mcc_fab_model;
 
 void mcc_fab_model_cfg_defaults(struct mcc_fab_model_cfg *cfg);
+/* The round trip of a WRITE on an empty path, without serialisation: three
+ * propagation hops (sender -> switch, switch -> receiver, the ACK back), the
+ * figure an operator of this fabric would state ([engine] base_rtt_us). */
+uint64_t mcc_fab_model_base_rtt_ns(const struct mcc_fab_model_cfg *cfg);
 mcc_fab_model *mcc_fab_model_create(const struct mcc_fab_model_cfg *cfg);
 void mcc_fab_model_destroy(mcc_fab_model *m);
 /* The backend view for engines. */

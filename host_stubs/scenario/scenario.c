@@ -689,11 +689,17 @@ static void add_workload(struct scn *sc, const struct mcc_spec *sp)
 
 static int write_ini(struct scn *sc)
 {
+	/* the fabric's base RTT as its operator would state it, rounded up
+	 * to a microsecond ([host] base_rtt = 0: not stated) */
+	char rtt[64] = "";
+	if (sc->spec->base_rtt)
+		snprintf(rtt, sizeof(rtt), "[engine]\nbase_rtt_us = %llu",
+		         (unsigned long long)((mcc_fab_model_base_rtt_ns(&sc->mcfg) + 999) / 1000));
 	const char *extra[] = {sc->ini_scn, sc->o->ini_extra,
-	                       sc->spec->qos ? "[engine]\nqos = on" : NULL};
+	                       sc->spec->qos ? "[engine]\nqos = on" : NULL, rtt[0] ? rtt : NULL};
 	strcpy(sc->ini_path, "/tmp/mcc-scn-XXXXXX");
 	return mcc_host_policy_ini(sc->ini_path, sc->o->mode, sc->o->module_dir, sc->o->module, extra,
-	                           3);
+	                           4);
 }
 
 int mcc_scn_run(const struct mcc_scn_opts *o, struct mcc_scn_result *r)

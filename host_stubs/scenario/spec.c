@@ -287,6 +287,8 @@ static int h_host(struct pctx *c, int line, const char *section, const char *nam
 		NUM(parse_bool(value, &s->tap));
 	else if (!strcmp(name, "qos"))
 		NUM(parse_bool(value, &s->qos));
+	else if (!strcmp(name, "base_rtt"))
+		NUM(parse_bool(value, &s->base_rtt));
 	else
 		return fail(c, line, "[%s]: unknown key '%s'", section, name);
 	return 1;
@@ -531,6 +533,7 @@ static void spec_defaults(struct mcc_spec *s)
 	    .rail_pause_s = 30,
 	    .recovery_ns = 30000000000ull,
 	    .fair_settle_ns = 50000000ull,
+	    .base_rtt = 1,
 	};
 	*s = defaults;
 }

@@ -63,6 +63,7 @@ struct mcc_spec {
 	uint64_t recovery_ns;
 	int tap;
 	int qos;              /* [host] qos: [engine] qos = on in the generated policy ini */
+	int base_rtt;         /* [host] base_rtt: [engine] base_rtt_us = the fabric's, stated */
 	char policy[MCC_SPEC_POLICY_MAX]; /* "[controller]\n..." or "" */
 	struct mcc_spec_flow flows[MCC_SPEC_MAX_FLOWS];
 	uint32_t nflows;

@@ -355,6 +355,7 @@ static void cc_route_open(te_engine *e, struct te_ctx *ctx, struct te_route *rt)
 		d.route_id = rt->route_id;
 		d.peer_path = rt->path;
 		d.remote_id = (uint64_t)rt->seg;
+		d.base_rtt_ns = mcc_engine_base_rtt_ns(e->eng); /* [engine] base_rtt_us */
 		if (e->ops->route_open(e->cc, ctx->ccdev, &d, &rt->cc) != 0)
 			rt->cc = NULL;
 		rt->cc_owned = rt->cc != NULL;

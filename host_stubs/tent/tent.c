@@ -475,7 +475,7 @@ static struct tent_route *route_get(tent_engine *e, struct tent_dev *d, uint32_t
 #if MCC_CC_COMPILED_IN
 		struct mcc_route_desc_v1 rd = {sizeof(rd), 1, e->fo->cq_id(d->cq[0]), 0,
 		                               ((uint64_t)d->idx << 32) | ((uint64_t)seg << 8) | (uint64_t)rdev,
-		                               rt->path, seg};
+		                               rt->path, seg, e->eng ? mcc_engine_base_rtt_ns(e->eng) : 0};
 		if (!e->cc_on || !d->ccdev || e->ops->route_open(e->cc, d->ccdev, &rd, &rt->cc) != 0)
 			rt->cc = NULL;
 		else /* the live view (mcc stat) */

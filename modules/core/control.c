@@ -572,6 +572,8 @@ static void visit(struct mcc_core *core, struct mcc_dom *d, uint64_t now, uint64
  *   device:  q = D_dev            (the target is the reference; beyond the
  *                                  base only on a path whose base is at least
  *                                  MCC_LONG_BASE_X targets: base_of)
+ *   either, never below the base RTT the host stated (route_open
+ *   base_rtt_ns, [engine] base_rtt_us): a round trip is not queueing.
  *
  * Nothing is subtracted for the local NIC serialising the host's own
  * backlog. Per sender that wait cannot be told from a shared queue beyond
@@ -709,6 +711,7 @@ static void measure(struct mcc_dom *d, uint64_t dt, uint64_t now)
 	if (d->kind == MCC_DOM_DEVICE) {
 		struct mcc_device *dv = (struct mcc_device *)d;
 		dv->x_actual = dv->x_rate = dv->x_lat = dv->x_latn = 0;
+		dv->b_rate = dv->b_sum = 0;
 	}
 	cs->route_limited = false;
 }
@@ -733,6 +736,12 @@ static void route_pressure(struct mcc_core *core, struct mcc_route *r)
 		x->x_rate += cs->rate < cs->ep_rate ? cs->rate : cs->ep_rate;
 		x->x_lat += cs->ep_lat;
 		x->x_latn += cs->ep_latn;
+	} else if (dv && cs->rate) {
+		/* KiB/s, at most 2^26 (64 GiB/s), x us (at most 10^6): under
+		 * 2^46 per route */
+		uint64_t k = cs->rate >> 10 < (1u << 26) ? cs->rate >> 10 : (1u << 26);
+		dv->b_rate += k;
+		dv->b_sum += k * r->d.sbase_us;
 	}
 }
 
@@ -748,6 +757,8 @@ static void device_pressure(struct mcc_device *dv, uint64_t now)
 	if (!rate) /* rates are smoothed per domain: no usable difference */
 		rate = cs->rate;
 	cs->drain_us = gap_capped(cs, a, drain_of(a, rate, lat, latn), now);
+	if (dv->b_rate) /* else the last one: an epoch without deliveries */
+		dv->d.sbase_us = (uint32_t)(dv->b_sum / dv->b_rate);
 }
 
 /*
@@ -800,13 +811,18 @@ static bool software_path(const struct mcc_dom *d)
 
 /* The base a domain's queueing is measured beyond: a route's learned base;
  * a device's only when its path is a long one (a learned base of at least
- * MCC_LONG_BASE_X targets), else none (see "Pressure" above). */
+ * MCC_LONG_BASE_X targets), else none (see "Pressure" above); and never
+ * below the base RTT the host stated (route_open base_rtt_ns: a path's
+ * round trip is not queueing). A device's stated base is the mean of its
+ * routes' that drove it this epoch, weighted by their delivery rates (by
+ * Little's law its drain time is their drain times' mean, weighted so). */
 static uint64_t base_of(const struct mcc_dom *d, uint64_t target_us)
 {
 	const struct mcc_ctl *cs = &d->cs;
-	if (d->kind == MCC_DOM_ROUTE || cs->base_us >= MCC_LONG_BASE_X * target_us)
-		return cs->base_us;
-	return 0;
+	uint64_t b = d->kind == MCC_DOM_ROUTE || cs->base_us >= MCC_LONG_BASE_X * target_us
+	                     ? cs->base_us
+	                     : 0;
+	return b > d->sbase_us ? b : d->sbase_us;
 }
 
 static uint64_t queueing(const struct mcc_dom *d, uint64_t tgt)

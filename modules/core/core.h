@@ -53,6 +53,8 @@
 /* a device measures its queueing beyond its learned base only when that base
  * is at least this many times target_drain_us (control.c base_of) */
 #define MCC_LONG_BASE_X 2u
+/* a stated base RTT (route_open base_rtt_ns) above this reads as this */
+#define MCC_SBASE_MAX_NS 1000000000ull
 /* a software device's paths (control.c "A software device"): delivery rate
  * smoothed with this time constant, and its peak over the last 1-2 buckets
  * of MCC_SW_PEAK_NS (wall time: a slow path completes in few epochs) */
@@ -307,6 +309,10 @@ struct mcc_dom {
 	struct mcc_dom *anext, *aprev;
 	uint32_t stamp;  /* the lane scan whose totals cs.tmp* hold */
 	uint32_t tq_idx; /* 0: not in the timer heap */
+	/* the path's base RTT the host stated, us (route_open: base_rtt_ns);
+	 * a device's: that of its routes that drove it, weighted by their
+	 * delivery rates (control.c base_of); 0: none stated */
+	uint32_t sbase_us;
 	bool active;
 	bool rested; /* has rested since its last visit: catch up when woken */
 	bool closed;
@@ -339,6 +345,9 @@ struct mcc_device {
 	/* what its route-limited routes contributed this epoch (excluded from
 	 * the device's own pressure; cold, tick scratch) */
 	uint64_t x_actual, x_rate, x_lat, x_latn;
+	/* ... and what the others contributed to its stated base: rates
+	 * (KiB/s) and rate x stated base (control.c route_pressure) */
+	uint64_t b_rate, b_sum;
 	uint32_t device_id;
 	uint32_t num_ports;
 	uint64_t link_rate_bps;

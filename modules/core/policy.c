@@ -473,6 +473,10 @@ int mcc_core_route_open(void *ctx, mcc_device *dv, const struct mcc_route_desc_v
 	uint64_t share = atomic_load_explicit(&dv->d.window, RLX) / ((uint64_t)dv->nroutes + 1);
 	r->name_idx = mcc_reg_get(core, dv->device_id, r->route_id, path);
 	mcc_dom_init(core, &r->d, MCC_DOM_ROUTE, core->next_idx++);
+	if (MCC_HAS_MEMBER(struct mcc_route_desc_v1, desc->struct_size, base_rtt_ns))
+		r->d.sbase_us = desc->base_rtt_ns >= MCC_SBASE_MAX_NS
+		                        ? MCC_SBASE_MAX_NS / 1000
+		                        : (uint32_t)(desc->base_rtt_ns / 1000);
 	mcc_ctl_publish(core, &r->d, MCC_PATH_HEALTHY, false);
 	mcc_ctl_start(core, &r->d, share);
 	mcc_dom_list_add(&core->routes, &r->d);

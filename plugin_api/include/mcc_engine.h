@@ -281,6 +281,13 @@ int mcc_engine_try_acquire_qos(const mcc_engine *e, mcc_lane *lane, mcc_route *r
  * Thread: any. Errors: none. */
 int mcc_engine_qos(const mcc_engine *e);
 
+/* The fabric's base round trip, ns, as the instance's configuration states
+ * it (`[engine] base_rtt_us`; 0: not stated). mcc_engine_route_open gives
+ * it to a route whose descriptor has none (base_rtt_ns 0); a host that
+ * opens routes through the policy's route_open itself passes it there.
+ * Thread: any. Errors: none. */
+uint64_t mcc_engine_base_rtt_ns(const mcc_engine *e);
+
 /* The retry-after hint for a refused slice: one epoch in ns (the window and
  * the path states change at most once per tick). Thread: any. */
 uint64_t mcc_engine_retry_after_ns(const mcc_engine *e);

@@ -76,7 +76,7 @@ extern "C" {
 #define MCC_ABI(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xffffu))
 #define MCC_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 #define MCC_ABI_MINOR(v) ((uint32_t)(v) & 0xffffu)
-#define MCC_POLICY_ABI_V1 MCC_ABI(1, 2)
+#define MCC_POLICY_ABI_V1 MCC_ABI(1, 3)
 
 /* The one exported symbol of a v1 module. */
 #define MCC_POLICY_V1_SYMBOL "mcc_policy_v1"
@@ -362,6 +362,13 @@ struct mcc_route_desc_v1 {
 	uint64_t route_id;      /* host id, echoed in evidence and stats */
 	const char *peer_path;  /* TE peer_nic_path "host:port@nic"; copied */
 	uint64_t remote_id;     /* remote machine / segment id */
+	/* v1.3: the path's round-trip time without queueing, as the host knows
+	 * it: from its topology or its operator ([engine] base_rtt_us), or
+	 * measured before the path carried traffic. 0: unknown (a v1.0-v1.2
+	 * host). A module may measure queueing beyond it where it cannot tell
+	 * propagation from a standing queue by itself (a device's drain time on
+	 * a long path). Values above one second read as one second. */
+	uint64_t base_rtt_ns;
 };
 
 /* --------------------------------------------------------------- hot path */
@@ -889,6 +896,7 @@ struct mcc_policy_v1 {
 #define MCC_DEVICE_DESC_V1_0_SIZE 32u /* struct mcc_device_desc_v1 */
 #define MCC_DEVICE_DESC_V1_1_SIZE 40u /* v1.1: flags */
 #define MCC_ROUTE_DESC_V1_0_SIZE 40u  /* struct mcc_route_desc_v1 */
+#define MCC_ROUTE_DESC_V1_3_SIZE 48u  /* v1.3: base_rtt_ns */
 #define MCC_LANE_DESC_V1_0_SIZE 16u   /* struct mcc_lane_desc_v1 */
 #define MCC_COMPLETION_V1_0_SIZE 48u  /* struct mcc_completion_v1 */
 #define MCC_ASYNC_EVENT_V1_0_SIZE 48u /* struct mcc_async_event_v1 */
@@ -936,7 +944,9 @@ MCC_STATIC_ASSERT(sizeof(struct mcc_host_v1) == MCC_HOST_V1_0_SIZE, "host table 
 MCC_STATIC_ASSERT(sizeof(struct mcc_config_v1) == MCC_CONFIG_V1_0_SIZE, "config size");
 MCC_STATIC_ASSERT(offsetof(struct mcc_device_desc_v1, flags) == MCC_DEVICE_DESC_V1_0_SIZE, "dev desc v1.0");
 MCC_STATIC_ASSERT(sizeof(struct mcc_device_desc_v1) == MCC_DEVICE_DESC_V1_1_SIZE, "dev desc size");
-MCC_STATIC_ASSERT(sizeof(struct mcc_route_desc_v1) == MCC_ROUTE_DESC_V1_0_SIZE, "route desc size");
+MCC_STATIC_ASSERT(offsetof(struct mcc_route_desc_v1, base_rtt_ns) == MCC_ROUTE_DESC_V1_0_SIZE,
+                  "route desc v1.0");
+MCC_STATIC_ASSERT(sizeof(struct mcc_route_desc_v1) == MCC_ROUTE_DESC_V1_3_SIZE, "route desc size");
 MCC_STATIC_ASSERT(sizeof(struct mcc_init_out_v1) == MCC_INIT_OUT_V1_0_SIZE, "init out size");
 MCC_STATIC_ASSERT(sizeof(struct mcc_lane_desc_v1) == MCC_LANE_DESC_V1_0_SIZE, "lane desc size");
 #endif

@@ -91,6 +91,7 @@ enum key_type {
 	KT_ONOFF,  /* on | off */
 	KT_STAT,   /* off | on | </absolute/dir>: the live view (mcc_stat.h) */
 	KT_STAT_MS,/* number, stored in mcc_modkeys.stat.interval_ms */
+	KT_RTT_US, /* number, stored in struct mcc_config's base_rtt_us */
 };
 
 #define KF_POW2 1u       /* must be a power of two */
@@ -121,6 +122,7 @@ enum key_id {
 	K_QOS,
 	K_STAT,
 	K_STAT_INTERVAL_MS,
+	K_BASE_RTT_US,
 	K_COUNT_
 };
 
@@ -163,6 +165,7 @@ struct key_spec {
  *   recorder_entries      entries  1    16,777,216, a power of two
  *   stat_interval_ms      ms       10   3,600,000 (1 hour): [engine], the live
  *                                        view's publish period
+ *   base_rtt_us           us       1    1,000,000 (1 s): [engine], unset = unknown
  */
 #define BYTES_MAX (UINT64_C(1) << 40)
 #define US_MAX UINT64_C(10000000)
@@ -207,6 +210,8 @@ static const struct key_spec keys[K_COUNT_] = {
 	STR(K_STAT, stat, STAT, SEC_ENGINE, KT_STAT),
 	[K_STAT_INTERVAL_MS] = { "stat_interval_ms", ENV_PREFIX "STAT_INTERVAL_MS", SEC_ENGINE,
 				 KT_STAT_MS, 0, 0, MCC_DEFAULT_STAT_INTERVAL_MS, 10, 3600000 },
+	[K_BASE_RTT_US] = { "base_rtt_us", ENV_PREFIX "BASE_RTT_US", SEC_ENGINE, KT_RTT_US, 0, 0, 0,
+			    1, 1000000 },
 };
 #undef NUM
 #undef STR
@@ -545,6 +550,11 @@ static int set_key(struct load_ctx *lc, unsigned k, const char *v, char *reason,
 	case KT_STAT:
 	case KT_STAT_MS:
 		return set_stat_key(lc, ks, v, reason, rlen);
+	case KT_RTT_US:
+		if (parse_number(ks, v, &num, reason, rlen) < 0)
+			return -EINVAL;
+		cfg->base_rtt_us = (uint32_t)num; /* range-checked */
+		return 0;
 	default:
 		break;
 	}
@@ -1130,6 +1140,12 @@ static void format_value(const struct load_ctx *lc, unsigned k, char *buf, size_
 		return;
 	case KT_STAT_MS:
 		snprintf(buf, len, "%u", (unsigned)lc->mk->stat.interval_ms);
+		return;
+	case KT_RTT_US: /* 0: unset (unknown) */
+		if (cfg->base_rtt_us)
+			snprintf(buf, len, "%u", (unsigned)cfg->base_rtt_us);
+		else
+			snprintf(buf, len, "%s", "");
 		return;
 	default:
 		snprintf(buf, len, "%s", "");

@@ -57,6 +57,7 @@ struct mcc_engine {
 	uint64_t sig_mask;
 	int want_async;
 	int qos; /* [engine] qos = on: mcc_engine_try_acquire_qos passes the class */
+	uint64_t base_rtt_ns; /* [engine] base_rtt_us, ns (0: unset) */
 	void (*log)(void *, int, const char *, ...);
 	void *log_arg;
 	/* tick thread (MCC_ENGINE_TICK_THREAD) */

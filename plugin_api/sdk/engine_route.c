@@ -243,6 +243,8 @@ int mcc_engine_route_open(mcc_engine *e, mcc_device *dev, const void *key, size_
 	}
 	d.route_id = r->id;
 	d.generation = 1;
+	if (!d.base_rtt_ns) /* the host's own figure first, else its operator's */
+		d.base_rtt_ns = e->base_rtt_ns;
 	rc = e->ops->route_open(e->ctx, dev, &d, &r->cc);
 	if (rc) {
 		pthread_mutex_unlock(&e->rt_mu);

@@ -89,7 +89,7 @@ int mcc_bench_inst_open(struct mcc_bench_inst *b, const char *dir, const char *m
 		b->ndev = d + 1;
 		char peer[64];
 		snprintf(peer, sizeof(peer), "10.0.0.2:12345@mlx5_%u", d);
-		struct mcc_route_desc_v1 rd = {sizeof(rd), 1, d, 1, 100 + d, peer, 2};
+		struct mcc_route_desc_v1 rd = {sizeof(rd), 1, d, 1, 100 + d, peer, 2, 0};
 		rc = b->ops->route_open(b->ctx, b->dev[d], &rd, &b->route[d]);
 		if (rc < 0)
 			goto fail;

@@ -142,7 +142,7 @@ static void route_desc(uint32_t i, char *peer, size_t len, struct mcc_route_desc
 {
 	snprintf(peer, len, "10.%u.%u.%u:12345@mlx5_%u", (i >> 16) & 255, (i >> 8) & 255, i & 255,
 	         (i / NDEV) % NDEV);
-	*rd = (struct mcc_route_desc_v1){ sizeof(*rd), 1, i % NDEV, 1, i, peer, i / NDEV };
+	*rd = (struct mcc_route_desc_v1){ sizeof(*rd), 1, i % NDEV, 1, i, peer, i / NDEV, 0 };
 }
 
 /* The functions callgrind counts (--toggle-collect=mcc_scale_m_*): each

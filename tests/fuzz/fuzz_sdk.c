@@ -388,7 +388,7 @@ static void route_open(int eng, int key, int d, uint64_t inc)
 	if (slot < 0)
 		return;
 	mcc_engine_route *r = NULL;
-	struct mcc_route_desc_v1 rd = {sizeof(rd), 1, 0, 0, 0, NULL, 0};
+	struct mcc_route_desc_v1 rd = {sizeof(rd), 1, 0, 0, 0, NULL, 0, 0};
 	int rc = mcc_engine_route_open(x->e, x->dev[d], keys[key], strlen(keys[key]), inc, &rd, &r);
 	tr("route_open(eng %d, key %d, dev %d, inc %llu) = %d", eng, key, d,
 	   (unsigned long long)inc, rc);

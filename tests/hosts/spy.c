@@ -74,6 +74,10 @@ static int s_route_open(void *ctx, mcc_device *dev, const struct mcc_route_desc_
 	(*r)->dev = dev;
 	size_t n = strlen(d->peer_path), k = strlen(mcc_spy.avoid_suffix);
 	(*r)->avoid = k && n >= k && !strcmp(d->peer_path + n - k, mcc_spy.avoid_suffix);
+	atomic_store(&mcc_spy.last_base_rtt_ns,
+	             MCC_HAS_MEMBER(struct mcc_route_desc_v1, d->struct_size, base_rtt_ns)
+	                     ? d->base_rtt_ns
+	                     : 0);
 	atomic_fetch_add(&mcc_spy.route_open, 1);
 	return 0;
 }

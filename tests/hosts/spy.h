@@ -20,6 +20,7 @@ struct mcc_spy {
 	_Atomic uint64_t defer_first;
 	char avoid_suffix[16];
 	_Atomic uint32_t last_generation;
+	_Atomic uint64_t last_base_rtt_ns; /* route_open: the base RTT the host stated */
 	/* programmable subscriptions: signal kinds NOT subscribed, and no
 	 * async events; what the host declared and lane ids beyond it */
 	_Atomic uint64_t sig_unsubscribed;

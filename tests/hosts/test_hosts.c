@@ -541,6 +541,39 @@ static void test_tent_deferred_low_never_holds_high(void)
 	CU_ASSERT(atomic_load(&spy->admit) > 0);
 }
 
+/* The fabric's base RTT reaches the policy: the runner states it as the
+ * fabric's operator would ([engine] base_rtt_us = 3 x prop_ns, rounded up
+ * to a microsecond; [host] base_rtt = 0: not stated), and both engines pass
+ * it in every route descriptor (mcc_engine_base_rtt_ns). */
+static const char rtt_spec[] = "[scenario]\nname = rtt-spy\nduration_s = 0.02\n"
+                               "[fabric]\nprop_ns = 50000\n[host]\nbase_rtt = %d\n"
+                               "[flow.bulk]\nsize = 256K\noutstanding = 2\n";
+
+static void test_hosts_state_the_fabric_base_rtt(void)
+{
+	for (int eng = 0; eng < 2; eng++)
+		for (int stated = 0; stated < 2; stated++) {
+			char path[] = "/tmp/mcc-rtt-spec-XXXXXX";
+			int fd = mkstemp(path);
+			CU_ASSERT_FATAL(fd >= 0);
+			FILE *f = fdopen(fd, "w");
+			fprintf(f, rtt_spec, stated);
+			fclose(f);
+			spy_reset();
+			atomic_store(&spy->last_base_rtt_ns, 1); /* neither figure */
+			struct mcc_scn_opts o =
+			        th_sim_opts("enforce", eng ? MCC_SCN_TENT : MCC_SCN_TE, 1, mdir);
+			o.spec_path = path;
+			o.module = spy_path;
+			struct mcc_scn_result r;
+			CU_ASSERT_EQUAL_FATAL(mcc_scn_run(&o, &r), 0);
+			unlink(path);
+			assert_clean(&r);
+			CU_ASSERT(atomic_load(&spy->route_open) > 0);
+			CU_ASSERT_EQUAL(atomic_load(&spy->last_base_rtt_ns), stated ? 150000u : 0u);
+		}
+}
+
 static void test_avoid_redispatches_to_other_rail_without_penalty(void)
 {
 	for (int en = 0; en < 2; en++) {
@@ -638,6 +671,7 @@ MCC_CU_SUITE(t_init_hosts_tests, "hosts", init_suite, fini_suite,
              test_every_admitted_slice_settles_exactly_once,
              test_defer_leaves_slices_queued_and_loses_nothing,
              test_tent_deferred_low_never_holds_high,
+             test_hosts_state_the_fabric_base_rtt,
              test_avoid_redispatches_to_other_rail_without_penalty,
              test_local_nic_handoff_rebinds_route,
              test_hosts_send_only_subscribed_signals_and_events)

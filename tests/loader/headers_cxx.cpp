@@ -27,7 +27,8 @@ static void test_cxx_sees_the_c_abi(void)
 	mcc_config_defaults(&cfg);
 	CU_ASSERT_EQUAL(cfg.policy.mode, static_cast<uint32_t>(MCC_MODE_OFF));
 	CU_ASSERT_EQUAL(sizeof(mcc_policy), sizeof(struct mcc_policy_v1));
-	CU_ASSERT_EQUAL(MCC_POLICY_ABI_CURRENT, MCC_ABI(1, 2));
+	CU_ASSERT_EQUAL(MCC_POLICY_ABI_CURRENT, MCC_ABI(1, 3));
+	CU_ASSERT_EQUAL(sizeof(struct mcc_route_desc_v1), MCC_ROUTE_DESC_V1_3_SIZE);
 	CU_ASSERT_EQUAL(sizeof(struct mcc_policy_v1), MCC_POLICY_V1_2_SIZE);
 	CU_ASSERT_EQUAL(sizeof(struct mcc_domain_stats_v1), MCC_DOMAIN_STATS_V1_2_SIZE);
 	CU_ASSERT_STRING_EQUAL(mcc_strerror(-EPROTO), "module ABI mismatch");

@@ -244,7 +244,7 @@ int lt_is_usable_off(const mcc_instance *inst)
 	void *ctx = mcc_instance_ctx(inst);
 	struct mcc_permit_v1 permit = MCC_PERMIT_INIT;
 	struct mcc_device_desc_v1 dd = { sizeof(dd), 0, "mlx5_0", 1, 0, 0, 0 };
-	struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 0, 1, 7, "host:1@mlx5_0", 9 };
+	struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 0, 1, 7, "host:1@mlx5_0", 9, 0 };
 	struct mcc_lane_desc_v1 ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
 	mcc_lane *lane = NULL;
 	mcc_device *dev = NULL;

@@ -83,6 +83,7 @@ static void test_defaults_are_the_documented_values(void)
 	CU_ASSERT_EQUAL(c.module_dir[0], '/');
 	CU_ASSERT_EQUAL(c.tent_cc_plugin_enabled, 0);
 	CU_ASSERT_EQUAL(c.qos_enabled, 0);
+	CU_ASSERT_EQUAL(c.base_rtt_us, 0); /* unset: unknown */
 }
 
 static void test_no_file_and_no_env_gives_defaults(void)
@@ -138,7 +139,8 @@ static void test_every_key_is_applied(void)
 	                                "recorder_entries = 1\n"
 	                                "[engine]\n"
 	                                "tent_cc_plugin = none\n"
-	                                "qos = on\n",
+	                                "qos = on\n"
+	                                "base_rtt_us = 1000000\n",
 	                                &c),
 	                      0);
 	CU_ASSERT_EQUAL(c.policy.mode, MCC_MODE_ENFORCE);
@@ -163,6 +165,7 @@ static void test_every_key_is_applied(void)
 	CU_ASSERT_EQUAL(c.policy.recorder_entries, 1);
 	CU_ASSERT_EQUAL(c.tent_cc_plugin_enabled, 0);
 	CU_ASSERT_EQUAL(c.qos_enabled, 1);
+	CU_ASSERT_EQUAL(c.base_rtt_us, 1000000);
 }
 
 /* Accepted spellings: each text loads, and `check` holds afterwards. */
@@ -305,6 +308,12 @@ static const struct bad_case bad[] = {
 	  "out of range 1..99" },
 	{ "fast recovery above 64", "[controller]\nfast_recovery_epochs = 65\n", 2,
 	  "fast_recovery_epochs", "out of range 1..64" },
+	{ "base RTT above a second", "[engine]\nbase_rtt_us = 1000001\n", 2, "base_rtt_us",
+	  "out of range 1..1000000" },
+	{ "base RTT 0 (unset is unknown)", "[engine]\nbase_rtt_us = 0\n", 2, "base_rtt_us",
+	  "must be positive" },
+	{ "base RTT in [controller]", "[controller]\nbase_rtt_us = 10\n", 2, "base_rtt_us",
+	  "belongs in [engine]" },
 	{ "recorder not a power of two", "[controller]\nrecorder_entries = 1000\n", 2,
 	  "recorder_entries", "not a power of two" },
 	{ "min above max", "[controller]\nmin_window_bytes = 262144\nmax_window_bytes = 131072\n",

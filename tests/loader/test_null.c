@@ -98,7 +98,7 @@ static void check_null_contract(const struct mcc_policy_v1 *ops)
 	struct mcc_init_out_v1 io;
 	struct mcc_lane_desc_v1 ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
 	struct mcc_device_desc_v1 dd = { sizeof(dd), 3, "mlx5_0", 1, 0, 400000000000ull, 0 };
-	struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 2, 5, 77, "10.0.0.2:4791@mlx5_1", 9 };
+	struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 2, 5, 77, "10.0.0.2:4791@mlx5_1", 9, 0 };
 	struct mcc_task_ref_v1 task = { 11, 22, 1, 0 };
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	struct mcc_completion_v1 wc;

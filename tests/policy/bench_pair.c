@@ -151,7 +151,7 @@ int main(int argc, char **argv)
 	mcc_lane *lane;
 	struct mcc_device_desc_v1 dd = { sizeof(dd), 0, "mlx5_0", 1, 0, 0, 0 };
 	mcc_device *dev;
-	struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 0, 1, 1, "peer:1@mlx5_0", 1 };
+	struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 0, 1, 1, "peer:1@mlx5_0", 1, 0 };
 	mcc_route *route;
 	if (ops->lane_open(ctx, &ld, &lane) || ops->device_open(ctx, &dd, &dev) ||
 	    ops->route_open(ctx, dev, &rd, &route))

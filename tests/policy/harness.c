@@ -150,7 +150,8 @@ mcc_route *th_route(struct th *h, mcc_device *dv, uint64_t route_id, uint32_t po
 	char path[64];
 	snprintf(path, sizeof(path), "10.0.0.%llu:12345@mlx5_%u", (unsigned long long)route_id,
 	         port);
-	struct mcc_route_desc_v1 d = { sizeof(d), port, cq, gen, route_id, path, 1000 + route_id };
+	struct mcc_route_desc_v1 d = { sizeof(d),      port, cq, gen, route_id, path, 1000 + route_id,
+		                       h->base_rtt_ns };
 	mcc_route *r = NULL;
 	CU_ASSERT_EQUAL_FATAL(h->ops->route_open(h->ctx, dv, &d, &r), 0);
 	CU_ASSERT_FATAL(h->nroute < TH_MAX_DOMS);

@@ -40,6 +40,7 @@ struct th {
 	struct mcc_permit_v1 fifo[TH_FIFO];
 	unsigned fh, ft;
 	uint64_t lat_ns; /* non-zero: completions carry post/complete stamps this far apart */
+	uint64_t base_rtt_ns; /* th_route: the base RTT the host states (0: none) */
 	uint32_t gen;    /* generation used by the traffic helpers (default 1) */
 	unsigned logs;
 	char last_log[512]; /* the module's last log line */

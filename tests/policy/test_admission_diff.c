@@ -202,7 +202,7 @@ static void run_init(struct run *u, const struct mcc_policy_v1 *ops, bool genera
 	}
 	for (int k = 0; k < nroute; k++) {
 		struct mcc_route_desc_v1 r = { sizeof(r), 1 + (uint32_t)(k / ndev), (uint32_t)k, 1,
-			                       100 + (uint64_t)k, "10.0.0.9:1@mlx5_1", 7 };
+			                       100 + (uint64_t)k, "10.0.0.9:1@mlx5_1", 7, 0 };
 		CU_ASSERT_EQUAL_FATAL(ops->route_open(u->ctx, u->dev[k % ndev], &r, &u->route[k]), 0);
 	}
 	for (int i = 0; i < nlane; i++)

@@ -76,6 +76,54 @@ static void test_queueing_above_the_base_is_congestion(void)
 	th_free(h);
 }
 
+/* A path whose round trip (300 us from post to poll, every completion) is
+ * between one and two targets, its base RTT stated by the host or not. */
+static struct th *mid_path(uint64_t stated_ns, int epochs, mcc_device **d, mcc_route **r)
+{
+	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
+	h->lat_ns = 300000;
+	h->base_rtt_ns = stated_ns;
+	*d = th_dev(h, 0);
+	*r = th_route(h, *d, 1, 1, 0, 1);
+	for (int e = 0; e < epochs; e++)
+		full_epoch(h, *r);
+	return h;
+}
+
+/* (b2) A device compares its drain time with the target itself unless its
+ * learned base is two targets or more: on a 300 us path it reads the round
+ * trip as queueing and stays CONGESTED at its first window. With the base RTT stated (route_open
+ * base_rtt_ns, ABI 1.3) the round trip is not queueing: HEALTHY at the full
+ * window, never cut; and queueing on top of it (300 -> 800 us) still cuts
+ * (the route, as in (b)). */
+static void test_stated_base_rtt_is_not_queueing(void)
+{
+	mcc_device *d;
+	mcc_route *r;
+	struct th *h = mid_path(0, 40, &d, &r);
+	struct mcc_domain_stats_v1 ds = th_ds(h, d);
+	/* unstated: the device never leaves its first window */
+	CU_ASSERT_EQUAL(ds.state, MCC_PATH_CONGESTED);
+	CU_ASSERT_EQUAL(ds.window_bytes, 128 * KiB);
+	th_free(h);
+
+	h = mid_path(300000, 40, &d, &r);
+	ds = th_ds(h, d);
+	struct mcc_domain_stats_v1 rs = th_rs(h, r);
+	CU_ASSERT_EQUAL(ds.state, MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(rs.state, MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(ds.window_bytes, 16 * MiB);
+	CU_ASSERT_EQUAL(ds.window_cuts + rs.window_cuts, 0);
+	h->lat_ns = 800000;
+	for (int e = 0; e < 4; e++)
+		full_epoch(h, r);
+	rs = th_rs(h, r);
+	CU_ASSERT_EQUAL(rs.state, MCC_PATH_CONGESTED);
+	CU_ASSERT(rs.window_cuts >= 1);
+	CU_ASSERT(rs.window_bytes < 16 * MiB);
+	th_free(h);
+}
+
 /* (c) The first burst is bounded: a new device and route admit
  * min_window_bytes (128 KiB) before any feedback; the first clean epoch
  * learns the base, each later one that used at least half the window
@@ -381,6 +429,7 @@ static void test_software_device_is_what_the_host_states(void)
 MCC_CU_SUITE(t_init_base_tests, "policy_base", NULL, NULL,
              test_constant_base_latency_is_not_congestion,
              test_queueing_above_the_base_is_congestion,
+             test_stated_base_rtt_is_not_queueing,
              test_first_burst_bounded_then_doubles_to_max,
              test_route_starts_at_its_share_of_a_grown_device,
              test_probe_recovery_then_clean_tasks_read_normal,

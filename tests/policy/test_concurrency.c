@@ -102,7 +102,7 @@ static void ct_open(struct ct *c, const struct mcc_policy_v1 *ops, bool growth, 
 	for (int i = 0; i < NROUTE; i++) {
 		c->dev_of[i] = i % NDEV;
 		struct mcc_route_desc_v1 r = { sizeof(r), 1 + (uint32_t)(i / NDEV), (uint32_t)i, 1,
-			                       (uint64_t)i, "peer", 7 };
+			                       (uint64_t)i, "peer", 7, 0 };
 		CU_ASSERT_EQUAL_FATAL(ops->route_open(c->ctx, c->dev[c->dev_of[i]], &r, &c->route[i]),
 		                      0);
 		atomic_init(&c->gen[i], 1);

@@ -92,7 +92,7 @@ static struct env open_env(const char *body)
 	e.ctx = mcc_instance_ctx(e.inst);
 	struct mcc_lane_desc_v1 ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
 	struct mcc_device_desc_v1 dd = { sizeof(dd), 0, "mlx5_0", 1, 0, 0, 0 };
-	struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 0, 1, 1, "peer:1@mlx5_0", 1 };
+	struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 0, 1, 1, "peer:1@mlx5_0", 1, 0 };
 	CU_ASSERT_EQUAL(e.ops->lane_open(e.ctx, &ld, &e.lane), 0);
 	CU_ASSERT_EQUAL(e.ops->device_open(e.ctx, &dd, &e.dev), 0);
 	CU_ASSERT_EQUAL(e.ops->route_open(e.ctx, e.dev, &rd, &e.route), 0);

@@ -538,7 +538,7 @@ static void test_route_open_same_id_returns_same_handle(void)
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
 	mcc_device *d = th_dev(h, 0);
 	mcc_route *r = th_route(h, d, 42, 1, 0, 1);
-	struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 0, 1, 42, "x", 1 };
+	struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 0, 1, 42, "x", 1, 0 };
 	mcc_route *again = NULL, *other = NULL;
 	CU_ASSERT_EQUAL(h->ops->route_open(h->ctx, d, &rd, &again), 0);
 	CU_ASSERT_PTR_EQUAL(again, r);

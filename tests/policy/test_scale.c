@@ -23,7 +23,7 @@ static struct mcc_core *core_of(struct th *h)
 
 static mcc_route *open_route(struct th *h, mcc_device *dv, uint64_t id, const char *path)
 {
-	struct mcc_route_desc_v1 d = { sizeof(d), 1, 0, 1, id, path, 1000 + id };
+	struct mcc_route_desc_v1 d = { sizeof(d), 1, 0, 1, id, path, 1000 + id, 0 };
 	mcc_route *r = NULL;
 	CU_ASSERT_EQUAL_FATAL(h->ops->route_open(h->ctx, dv, &d, &r), 0);
 	return r;
@@ -195,7 +195,7 @@ static void lk_init(struct lock_inst *x, bool full)
 	x->dv[0] = th_dev(x->h, 0);
 	x->dv[1] = th_dev(x->h, 1);
 	for (unsigned i = 0; i < LR; i++) {
-		struct mcc_route_desc_v1 d = { sizeof(d), 1, i % 3, 1, i, NULL, i };
+		struct mcc_route_desc_v1 d = { sizeof(d), 1, i % 3, 1, i, NULL, i, 0 };
 		CU_ASSERT_EQUAL_FATAL(x->h->ops->route_open(x->h->ctx, x->dv[i & 1], &d, &x->r[i]), 0);
 	}
 }

@@ -203,7 +203,7 @@ static void test_policy_lane_after_close(void)
 	mcc_engine *e = open_engine(1, MCC_ENGINE_TICK_POLL);
 	const struct mcc_policy_v1 *ops = mcc_engine_ops(e);
 	mcc_device *dev = open_device(e);
-	struct mcc_route_desc_v1 rd = {sizeof(rd), 1, 0, 1, 1, "p:1@mlx5_0", 0};
+	struct mcc_route_desc_v1 rd = {sizeof(rd), 1, 0, 1, 1, "p:1@mlx5_0", 0, 0};
 	mcc_route *route = NULL;
 	CU_ASSERT_EQUAL_FATAL(ops->route_open(mcc_engine_ctx(e), dev, &rd, &route), 0);
 	mcc_lane_ref ra, rb;
@@ -426,7 +426,7 @@ static void test_route_generations(void)
 	mcc_engine *e = open_engine(1, MCC_ENGINE_TICK_POLL);
 	const struct mcc_policy_v1 *ops = mcc_engine_ops(e);
 	mcc_device *dev = open_device(e);
-	struct mcc_route_desc_v1 d = {sizeof(d), 1, 0, 0, 0, NULL, 42};
+	struct mcc_route_desc_v1 d = {sizeof(d), 1, 0, 0, 0, NULL, 42, 0};
 	mcc_engine_route *r, *same, *renewed, *other, *look;
 	CU_ASSERT_EQUAL(mcc_engine_route_open(e, dev, KEY_A, strlen(KEY_A), 0x1000, &d, &r),
 	                MCC_ENGINE_ROUTE_NEW);

@@ -125,7 +125,7 @@ static void fx_open(int enforce, uint32_t max_lanes)
 	fx.ctx = mcc_engine_ctx(fx.e);
 	struct mcc_device_desc_v1 dd = {sizeof(dd), 0, "mlx5_0", 1, 0, 0, 0};
 	CU_ASSERT_EQUAL_FATAL(fx.ops->device_open(fx.ctx, &dd, &fx.dev), 0);
-	struct mcc_route_desc_v1 rd = {sizeof(rd), 1, 0, 1, 1, "a:1@mlx5_0", 0};
+	struct mcc_route_desc_v1 rd = {sizeof(rd), 1, 0, 1, 1, "a:1@mlx5_0", 0, 0};
 	CU_ASSERT_EQUAL_FATAL(fx.ops->route_open(fx.ctx, fx.dev, &rd, &fx.route), 0);
 	CU_ASSERT_EQUAL_FATAL(mcc_engine_lane_open(fx.e, MCC_LANE_POST_POLL, &fx.lref, &fx.lane), 0);
 	fx.next_id = 100;
@@ -142,7 +142,7 @@ static void fx_close(void)
 /* A fresh route of the fixture's device (its own domain state). */
 static mcc_route *fresh_route(void)
 {
-	struct mcc_route_desc_v1 rd = {sizeof(rd), 1, 0, 1, fx.next_id++, NULL, 0};
+	struct mcc_route_desc_v1 rd = {sizeof(rd), 1, 0, 1, fx.next_id++, NULL, 0, 0};
 	mcc_route *r = NULL;
 	CU_ASSERT_EQUAL_FATAL(fx.ops->route_open(fx.ctx, fx.dev, &rd, &r), 0);
 	return r;
@@ -242,7 +242,7 @@ static const char KEY[] = "10.0.0.2:12001@mlx5_1";
 
 static int call_sdk_route_desc(uint32_t size)
 {
-	struct mcc_route_desc_v1 full = {sizeof(full), 1, 0, 0, 0, "peer:1@mlx5_1", 7};
+	struct mcc_route_desc_v1 full = {sizeof(full), 1, 0, 0, 0, "peer:1@mlx5_1", 7, 0};
 	void *b = sized(&full, sizeof(full), 0, size);
 	mcc_engine_route *r = NULL;
 	int rc = mcc_engine_route_open(fx.e, fx.dev, KEY, strlen(KEY), 1, b, &r);
@@ -403,7 +403,7 @@ static int call_device_desc(uint32_t size)
 
 static int call_route_desc(uint32_t size)
 {
-	struct mcc_route_desc_v1 full = {sizeof(full), 1, 0, 1, fx.next_id++, "p:1@mlx5_0", 3};
+	struct mcc_route_desc_v1 full = {sizeof(full), 1, 0, 1, fx.next_id++, "p:1@mlx5_0", 3, 0};
 	void *b = sized(&full, sizeof(full), 0, size);
 	mcc_route *r = NULL;
 	int rc = fx.ops->route_open(fx.ctx, fx.dev, b, &r);

@@ -174,7 +174,7 @@ static int bi_fallback_works(mcc_instance *inst)
 	void *ctx = mcc_instance_ctx(inst);
 	struct mcc_lane_desc_v1 ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
 	struct mcc_device_desc_v1 dd = { sizeof(dd), 0, "mlx5_0", 1, 0, 0, 0 };
-	struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 0, 1, 7, "10.0.0.1:1@mlx5_0", 1 };
+	struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 0, 1, 7, "10.0.0.1:1@mlx5_0", 1, 0 };
 	struct mcc_permit_v1 p = MCC_PERMIT_INIT;
 	struct mcc_task_ref_v1 t = { 1, 1, 0, 0 };
 	struct mcc_completion_v1 wc = { sizeof(wc), 0, 0, 1, 65536, 0, 0, 0, 0 };
@@ -431,7 +431,7 @@ static void test_module_with_partial_callbacks_null_fill_never_derefs_handles(vo
 	{
 		struct mcc_lane_desc_v1 ld = { sizeof(ld), 0, MCC_LANE_POST_POLL, 0 };
 		struct mcc_device_desc_v1 dd = { sizeof(dd), 0, "mlx5_0", 1, 0, 0, 0 };
-		struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 0, 1, 7, "p", 1 };
+		struct mcc_route_desc_v1 rd = { sizeof(rd), 1, 0, 1, 7, "p", 1, 0 };
 		struct mcc_async_event_v1 ev = { .struct_size = sizeof(ev), .event_type = 10 };
 		struct mcc_signal_v1 sig = { .struct_size = sizeof(sig), .kind = MCC_SIG_BACKLOG };
 		mcc_lane *lane;

@@ -748,7 +748,7 @@ static void st_run(const char *mode_name, enum mcc_mode want_mode)
 		char peer[48];
 		int d = r % ST_DEVS;
 		struct mcc_route_desc_v1 rd = { sizeof(rd), 1, (uint32_t)d, 1, (uint64_t)r + 100, peer,
-			                        (uint64_t)r / 2 };
+			                        (uint64_t)r / 2, 0 };
 		snprintf(peer, sizeof(peer), "10.0.0.%d:15000@mlx5_%d", r / 2, r % 2);
 		atomic_store(&c->routes[r].dev, d);
 		atomic_store(&c->routes[r].gen, 1);

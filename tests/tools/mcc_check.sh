@@ -220,7 +220,7 @@ has() {
 }
 if MC_ADAPTIVE_CC_EPOCH_US=500 MC_ADAPTIVE_CC_AI_BYTES=65536 "$mcc" check "$s/good.ini" \
 	> "$s/out" 2> "$s/err"; then
-	has "; module: observe, mode observe, ABI 1.2"
+	has "; module: observe, mode observe, ABI 1.3"
 	has "mode = observe ; $s/good.ini:2"
 	has "module_dir = $mods ; $s/good.ini:3"
 	has "epoch_us = 500 ; MC_ADAPTIVE_CC_EPOCH_US"
@@ -261,7 +261,7 @@ fi
 "$mcc" version > "$s/out" 2>&1 || failed "mcc version: exit $?"
 has "mcc $(sed -n 's/^Version: //p' "$MCC_TEST_BUILDDIR/mcc.pc")"
 has "libmcc $(sed -n 's/^Version: //p' "$MCC_TEST_BUILDDIR/mcc.pc")"
-has "policy ABI 1.2"
+has "policy ABI 1.3"
 # Usage errors: exit 2.
 "$mcc" chek > /dev/null 2>&1
 test $? -eq 2 || failed "mcc chek: exit status is not 2"
@@ -299,7 +299,7 @@ mkdir "$s/uc" && cp "$mods/mcc-policy-null.so" "$s/uc/" && cp "$mods/mcc-policy-
 	cp "$mods/mcc-policy-null.so" "$s/uc/mcc-policy-Null.so" && chmod 0755 "$s/uc"
 "$mcc" modules "$s/uc" > "$s/out" 2> "$s/err"
 test $? -eq 1 || failed "mcc modules $s/uc: exit status is not 1"
-row "null 1.2 off yes"
+row "null 1.3 off yes"
 row "Null - - no mcc-policy-Null.so: no short name loads this file (a module file is mcc-policy-<name>.so, <name> of [a-z0-9_-], at most 32 characters): rename it, or name its absolute path in [policy] module"
 tr -s ' ' < "$s/out" | grep -q "^AIMD - - no MCC-POLICY-AIMD.SO: no short name loads this file" ||
 	failed "mcc modules: MCC-POLICY-AIMD.SO not listed as refused"
