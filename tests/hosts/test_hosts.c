@@ -7,6 +7,7 @@
 #include "../../host_stubs/fabric/fabric.h"
 #include "../cu_driver.h"
 #include "hosts_run.h"
+#include "mcc_engine.h"
 #include "mcc_policy_v1.h"
 #include "spy.h"
 
@@ -574,6 +575,52 @@ static void test_hosts_state_the_fabric_base_rtt(void)
 		}
 }
 
+/* The engine SDK gives [engine] base_rtt_us to a route opened without a
+ * figure of its own (mcc_engine_route_open); a host's own figure wins. */
+static void test_sdk_route_open_passes_the_stated_base_rtt(void)
+{
+	char ini[] = "/tmp/mcc-rtt-ini-XXXXXX";
+	int fd = mkstemp(ini);
+	CU_ASSERT_FATAL(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fprintf(f, "[policy]\nmode = enforce\nmodule = %s\n[engine]\nbase_rtt_us = 150\n", spy_path);
+	fclose(f);
+	struct mcc_loader_opts lo;
+	memset(&lo, 0, sizeof(lo));
+	lo.struct_size = sizeof(lo);
+	lo.engine = "te";
+	lo.ini_path = ini;
+	lo.ignore_env = 1;
+	struct mcc_engine_opts eo;
+	memset(&eo, 0, sizeof(eo));
+	eo.struct_size = sizeof(eo);
+	eo.tick = MCC_ENGINE_TICK_POLL;
+	eo.loader = &lo;
+	mcc_engine *e = NULL;
+	spy_reset();
+	CU_ASSERT_EQUAL_FATAL(mcc_engine_open(&eo, &e), 0);
+	unlink(ini);
+	CU_ASSERT_EQUAL(mcc_engine_base_rtt_ns(e), 150000u);
+	struct mcc_device_desc_v1 dd = {sizeof(dd), 0, "mlx5_0", 1, 0, 0, 0};
+	mcc_device *dev = NULL;
+	CU_ASSERT_EQUAL_FATAL(mcc_engine_device_open(e, &dd, &dev), 0);
+	mcc_engine_route *r1 = NULL, *r2 = NULL;
+	CU_ASSERT_EQUAL(mcc_engine_route_open(e, dev, "p:1@mlx5_0", 10, 1, NULL, &r1),
+	                MCC_ENGINE_ROUTE_NEW);
+	CU_ASSERT_EQUAL(atomic_load(&spy->last_base_rtt_ns), 150000u);
+	struct mcc_route_desc_v1 own = {sizeof(own), 1, 0, 0, 0, NULL, 0, 5000};
+	CU_ASSERT_EQUAL(mcc_engine_route_open(e, dev, "p:1@mlx5_1", 10, 1, &own, &r2),
+	                MCC_ENGINE_ROUTE_NEW);
+	CU_ASSERT_EQUAL(atomic_load(&spy->last_base_rtt_ns), 5000u);
+	CU_ASSERT_EQUAL(mcc_engine_route_close(e, "p:1@mlx5_0", 10), 0);
+	CU_ASSERT_EQUAL(mcc_engine_route_close(e, "p:1@mlx5_1", 10), 0);
+	mcc_engine_route_put(r1);
+	mcc_engine_route_put(r2);
+	CU_ASSERT_EQUAL(mcc_engine_device_close(e, dev), 0);
+	mcc_engine_close(e);
+	spy_reset();
+}
+
 static void test_avoid_redispatches_to_other_rail_without_penalty(void)
 {
 	for (int en = 0; en < 2; en++) {
@@ -672,6 +719,7 @@ MCC_CU_SUITE(t_init_hosts_tests, "hosts", init_suite, fini_suite,
              test_defer_leaves_slices_queued_and_loses_nothing,
              test_tent_deferred_low_never_holds_high,
              test_hosts_state_the_fabric_base_rtt,
+             test_sdk_route_open_passes_the_stated_base_rtt,
              test_avoid_redispatches_to_other_rail_without_penalty,
              test_local_nic_handoff_rebinds_route,
              test_hosts_send_only_subscribed_signals_and_events)

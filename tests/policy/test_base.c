@@ -24,17 +24,26 @@ static void full_epoch(struct th *h, mcc_route *r)
 	th_tick(h);
 }
 
-/* A long path: route 1 on device 0, every completion 5 ms from post to
- * poll, after `epochs` full epochs. */
-static struct th *long_path(int epochs, mcc_device **d, mcc_route **r)
+/* Route 1 on device 0, every completion `lat_ns` from post to poll, the
+ * base RTT `stated_ns` stated by the host (0: none), after `epochs` full
+ * epochs. */
+static struct th *path_of(uint64_t lat_ns, uint64_t stated_ns, int epochs, mcc_device **d,
+                          mcc_route **r)
 {
 	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	h->lat_ns = 5000000;
+	h->lat_ns = lat_ns;
+	h->base_rtt_ns = stated_ns;
 	*d = th_dev(h, 0);
 	*r = th_route(h, *d, 1, 1, 0, 1);
 	for (int e = 0; e < epochs; e++)
 		full_epoch(h, *r);
 	return h;
+}
+
+/* A long path: every completion 5 ms from post to poll. */
+static struct th *long_path(int epochs, mcc_device **d, mcc_route **r)
+{
+	return path_of(5000000, 0, epochs, d, r);
 }
 
 /* (a) A long path: every completion takes 5 ms from post to poll, 25 times
@@ -80,14 +89,7 @@ static void test_queueing_above_the_base_is_congestion(void)
  * between one and two targets, its base RTT stated by the host or not. */
 static struct th *mid_path(uint64_t stated_ns, int epochs, mcc_device **d, mcc_route **r)
 {
-	struct th *h = th_new(&mcc_test_aimd_v1, NULL);
-	h->lat_ns = 300000;
-	h->base_rtt_ns = stated_ns;
-	*d = th_dev(h, 0);
-	*r = th_route(h, *d, 1, 1, 0, 1);
-	for (int e = 0; e < epochs; e++)
-		full_epoch(h, *r);
-	return h;
+	return path_of(300000, stated_ns, epochs, d, r);
 }
 
 /* (b2) A device compares its drain time with the target itself unless its
