@@ -621,21 +621,24 @@ static uint64_t drain_of(uint64_t bytes, uint64_t rate, uint64_t lat, uint64_t l
 	return rate ? sat_u64((double)bytes * 1e6 / (double)rate) : 0;
 }
 
-/* The drain time `drain_us` of `bytes` in flight, capped during a gap in
- * delivery at the gap plus their drain at the rate measured before it (also
- * once the decayed rate reaches 0, where drain_of() has no measure). */
-static uint64_t gap_capped(const struct mcc_ctl *cs, uint64_t bytes, uint64_t drain_us,
-                           uint64_t now)
-{
-	if (!bytes || now == cs->drained_ns || !cs->dlv_rate)
-		return drain_us;
-	uint64_t cap = (now - cs->drained_ns) / 1000 + drain_of(bytes, cs->dlv_rate, 0, 0);
-	return drain_us && drain_us < cap ? drain_us : cap;
-}
-
 static uint64_t sub0(uint64_t a, uint64_t b)
 {
 	return a > b ? a - b : 0;
+}
+
+/* The drain time `drain_us` of `bytes` in flight, capped during a gap in
+ * delivery at the gap plus their drain at the rate measured before it (also
+ * once the decayed rate reaches 0, where drain_of() has no measure). Of the
+ * gap, one stated round trip `rtt_us` is no stall: a path that long
+ * delivers a window in bursts one round trip apart. */
+static uint64_t gap_capped(const struct mcc_ctl *cs, uint64_t bytes, uint64_t drain_us,
+                           uint64_t now, uint64_t rtt_us)
+{
+	if (!bytes || now == cs->drained_ns || !cs->dlv_rate)
+		return drain_us;
+	uint64_t cap = sub0((now - cs->drained_ns) / 1000, rtt_us) +
+	               drain_of(bytes, cs->dlv_rate, 0, 0);
+	return drain_us && drain_us < cap ? drain_us : cap;
 }
 
 static void gather(struct mcc_dom *d)
@@ -707,7 +710,8 @@ static void measure(struct mcc_dom *d, uint64_t dt, uint64_t now)
 	cs->ep_actual = actual;
 	cs->ep_rnr = mcc_take(&d->rnr_pending);
 	cs->drain_us =
-	        gap_capped(cs, actual, drain_of(actual, cs->rate, cs->ep_lat, cs->ep_latn), now);
+	        gap_capped(cs, actual, drain_of(actual, cs->rate, cs->ep_lat, cs->ep_latn), now,
+	                   d->sbase_us);
 	if (d->kind == MCC_DOM_DEVICE) {
 		struct mcc_device *dv = (struct mcc_device *)d;
 		dv->x_actual = dv->x_rate = dv->x_lat = dv->x_latn = 0;
@@ -756,9 +760,9 @@ static void device_pressure(struct mcc_device *dv, uint64_t now)
 	uint64_t rate = sub0(cs->rate, dv->x_rate);
 	if (!rate) /* rates are smoothed per domain: no usable difference */
 		rate = cs->rate;
-	cs->drain_us = gap_capped(cs, a, drain_of(a, rate, lat, latn), now);
 	if (dv->b_rate) /* else the last one: an epoch without deliveries */
 		dv->d.sbase_us = (uint32_t)(dv->b_sum / dv->b_rate);
+	cs->drain_us = gap_capped(cs, a, drain_of(a, rate, lat, latn), now, dv->d.sbase_us);
 }
 
 /*

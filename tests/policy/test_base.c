@@ -126,6 +126,46 @@ static void test_stated_base_rtt_is_not_queueing(void)
 	th_free(h);
 }
 
+/* `rounds` round trips of a 5 ms path at 1 ms epochs: a window posted, four
+ * epochs without a completion, then the whole window completes (5 ms from
+ * post to poll), the base RTT `stated_ns` stated by the host (0: none). */
+static struct th *bursty_path(uint64_t stated_ns, int rounds, mcc_device **d, mcc_route **r)
+{
+	struct th *h = path_of(5000000, stated_ns, 0, d, r);
+	for (int k = 0; k < rounds; k++) {
+		th_push(h, *r, (unsigned)(th_rwin(h, *r) / (64 * KiB)), 64 * KiB, h->gen);
+		th_ticks(h, 4);
+		th_drain(h);
+		th_tick(h);
+	}
+	return h;
+}
+
+/* (b3) A path whose round trip spans several epochs delivers its window in
+ * bursts one round trip apart. The epochs between hold bytes and deliver
+ * nothing: read as a stall, they hold the route at its floor whatever its
+ * base. With the round trip stated, the first round trip of such a gap is
+ * no stall (control.c gap_capped): HEALTHY, the windows grown. */
+static void test_stated_base_rtt_gaps_are_no_stall(void)
+{
+	mcc_device *d;
+	mcc_route *r;
+	struct th *h = bursty_path(0, 60, &d, &r);
+	struct mcc_domain_stats_v1 rs = th_rs(h, r);
+	CU_ASSERT_EQUAL(rs.state, MCC_PATH_CONGESTED); /* unstated: at the floor */
+	CU_ASSERT_EQUAL(rs.window_bytes, 128 * KiB);
+	th_free(h);
+
+	h = bursty_path(5000000, 60, &d, &r);
+	rs = th_rs(h, r);
+	struct mcc_domain_stats_v1 ds = th_ds(h, d);
+	CU_ASSERT_EQUAL(rs.state, MCC_PATH_HEALTHY);
+	CU_ASSERT_EQUAL(ds.state, MCC_PATH_HEALTHY);
+	CU_ASSERT(rs.window_bytes >= 2 * MiB); /* 16x the floor: the device's */
+	CU_ASSERT(ds.window_bytes >= 2 * MiB); /* window binds, 3 MiB here */
+	th_free(h);
+}
+
 /* (c) The first burst is bounded: a new device and route admit
  * min_window_bytes (128 KiB) before any feedback; the first clean epoch
  * learns the base, each later one that used at least half the window
@@ -432,6 +472,7 @@ MCC_CU_SUITE(t_init_base_tests, "policy_base", NULL, NULL,
              test_constant_base_latency_is_not_congestion,
              test_queueing_above_the_base_is_congestion,
              test_stated_base_rtt_is_not_queueing,
+             test_stated_base_rtt_gaps_are_no_stall,
              test_first_burst_bounded_then_doubles_to_max,
              test_route_starts_at_its_share_of_a_grown_device,
              test_probe_recovery_then_clean_tasks_read_normal,
