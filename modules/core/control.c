@@ -740,9 +740,9 @@ static void route_pressure(struct mcc_core *core, struct mcc_route *r)
 		x->x_rate += cs->rate < cs->ep_rate ? cs->rate : cs->ep_rate;
 		x->x_lat += cs->ep_lat;
 		x->x_latn += cs->ep_latn;
-	} else if (dv && cs->rate) {
+	} else if (dv && cs->rate && core->sbase_seen) {
 		/* KiB/s, at most 2^26 (64 GiB/s), x us (at most 10^6): under
-		 * 2^46 per route */
+		 * 2^46 per route (none while no host stated a base) */
 		uint64_t k = cs->rate >> 10 < (1u << 26) ? cs->rate >> 10 : (1u << 26);
 		dv->b_rate += k;
 		dv->b_sum += k * r->d.sbase_us;
@@ -829,10 +829,11 @@ static uint64_t base_of(const struct mcc_dom *d, uint64_t target_us)
 	return b > d->sbase_us ? b : d->sbase_us;
 }
 
-static uint64_t queueing(const struct mcc_dom *d, uint64_t tgt)
+/* The queueing of domain d whose base (base_of) is `base`. */
+static uint64_t queueing(const struct mcc_dom *d, uint64_t base)
 {
 	const struct mcc_ctl *cs = &d->cs;
-	uint64_t q = sub0(cs->drain_us, base_of(d, tgt));
+	uint64_t q = sub0(cs->drain_us, base);
 	if (!q || !software_path(d))
 		return q;
 	bool prev = cs->peak_prev > cs->peak_cur;
@@ -884,7 +885,7 @@ static void pace_tick(struct mcc_core *core, struct mcc_dom *d, uint64_t dt)
  * domain, given the measurement record; the core applies the answer: window
  * (a smaller one counts as a cut), pace (a CONGESTED route only) and
  * congestion (the state, or where SUSPECT returns to). */
-static void law_epoch(struct mcc_core *core, struct mcc_dom *d, uint32_t st, uint64_t q,
+static void law_epoch(struct mcc_core *core, struct mcc_dom *d, uint32_t st, uint64_t base, uint64_t q,
                       bool based, bool clean, bool signal, uint64_t now)
 {
 	struct mcc_ctl *cs = &d->cs;
@@ -897,7 +898,7 @@ static void law_epoch(struct mcc_core *core, struct mcc_dom *d, uint32_t st, uin
 		.ep_bytes = cs->ep_bytes,
 		.rate = cs->rate,
 		.drain_us = cs->drain_us,
-		.base_us = base_of(d, core->p.target_drain_us),
+		.base_us = base,
 		.q_us = q,
 		.slice = atomic_load_explicit(&d->max_slice, RLX),
 		.epoch_us = core->p.epoch_us,
@@ -946,7 +947,8 @@ static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now, u
 	bool based = cs->base_n || cs->base_prev_ok; /* a base from earlier epochs */
 	if (cs->ep_compl)
 		base_learn(cs);
-	uint64_t q = queueing(d, p->target_drain_us); /* beyond the base */
+	uint64_t base = base_of(d, p->target_drain_us);
+	uint64_t q = queueing(d, base); /* beyond the base */
 	bool high = q > p->target_drain_us || rnr || grew;
 
 	uint32_t from = mcc_ctl_state(atomic_load_explicit(&d->ctl, RLX));
@@ -989,7 +991,7 @@ static void ctl_domain(struct mcc_core *core, struct mcc_dom *d, uint64_t now, u
 			st = cs->suspect_prev;
 			mcc_ctl_set_state(core, d, st, now);
 		}
-		law_epoch(core, d, st, q, based, clean, rnr || grew, now);
+		law_epoch(core, d, st, base, q, based, clean, rnr || grew, now);
 		pace_tick(core, d, dt);
 		break;
 	}

@@ -698,6 +698,7 @@ struct mcc_core {
 	bool scan_stable; /* the last scan read every lane consistently */
 	bool snap_phase; /* between the tick's credit fold and its measurement */
 	bool full_walk;  /* reference mode (tests): every domain every tick */
+	bool sbase_seen; /* a route was opened with a stated base RTT (control.c base_of) */
 	/* domains whose lane folded their counters into `fl` (a full spill
 	 * ring): a lock-free stack through mcc_dom.wnext, each entry holding
 	 * the slot's binding until the slow path pops it (mcc_spill_drain) */

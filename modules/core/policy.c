@@ -477,6 +477,7 @@ int mcc_core_route_open(void *ctx, mcc_device *dv, const struct mcc_route_desc_v
 		r->d.sbase_us = desc->base_rtt_ns >= MCC_SBASE_MAX_NS
 		                        ? MCC_SBASE_MAX_NS / 1000
 		                        : (uint32_t)(desc->base_rtt_ns / 1000);
+	core->sbase_seen |= r->d.sbase_us != 0;
 	mcc_ctl_publish(core, &r->d, MCC_PATH_HEALTHY, false);
 	mcc_ctl_start(core, &r->d, share);
 	mcc_dom_list_add(&core->routes, &r->d);
