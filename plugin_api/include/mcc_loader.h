@@ -44,11 +44,6 @@ struct mcc_config {
 	char module_dir[256];            /* where short names resolve */
 	uint32_t tent_cc_plugin_enabled; /* [engine] tent_cc_plugin (PR #2489 slot) */
 	uint32_t qos_enabled;            /* [engine] qos: allowed alongside */
-	/* [engine] base_rtt_us: the fabric's round trip without queueing, as
-	 * its operator states it (0: unknown); the engine SDK gives it to the
-	 * routes a host opens without one (route_open base_rtt_ns) */
-	uint32_t base_rtt_us;
-	uint32_t reserved1;
 };
 
 /* Options for mcc_instance_acquire(). Zero-initialise, set struct_size to

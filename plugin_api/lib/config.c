@@ -91,7 +91,7 @@ enum key_type {
 	KT_ONOFF,  /* on | off */
 	KT_STAT,   /* off | on | </absolute/dir>: the live view (mcc_stat.h) */
 	KT_STAT_MS,/* number, stored in mcc_modkeys.stat.interval_ms */
-	KT_RTT_US, /* number, stored in struct mcc_config's base_rtt_us */
+	KT_RTT_US, /* number, stored in mcc_modkeys.base_rtt_us */
 };
 
 #define KF_POW2 1u       /* must be a power of two */
@@ -553,7 +553,7 @@ static int set_key(struct load_ctx *lc, unsigned k, const char *v, char *reason,
 	case KT_RTT_US:
 		if (parse_number(ks, v, &num, reason, rlen) < 0)
 			return -EINVAL;
-		cfg->base_rtt_us = (uint32_t)num; /* range-checked */
+		lc->mk->base_rtt_us = (uint32_t)num; /* range-checked */
 		return 0;
 	default:
 		break;
@@ -1142,8 +1142,8 @@ static void format_value(const struct load_ctx *lc, unsigned k, char *buf, size_
 		snprintf(buf, len, "%u", (unsigned)lc->mk->stat.interval_ms);
 		return;
 	case KT_RTT_US: /* 0: unset (unknown) */
-		if (cfg->base_rtt_us)
-			snprintf(buf, len, "%u", (unsigned)cfg->base_rtt_us);
+		if (lc->mk->base_rtt_us)
+			snprintf(buf, len, "%u", (unsigned)lc->mk->base_rtt_us);
 		else
 			snprintf(buf, len, "%s", "");
 		return;

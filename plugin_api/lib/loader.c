@@ -1042,3 +1042,9 @@ const struct mcc_stat_keys *mcc__instance_stat_keys(const mcc_instance *inst)
 	const struct mcc_instance *i = get(inst);
 	return i->is_fallback || !i->mk ? NULL : &i->mk->stat;
 }
+
+uint32_t mcc__instance_base_rtt_us(const mcc_instance *inst)
+{
+	const struct mcc_instance *i = get(inst);
+	return i->is_fallback || !i->mk ? 0 : i->mk->base_rtt_us;
+}

@@ -68,10 +68,17 @@ struct mcc_modkeys {
 	struct mcc_modsec sec[MCC_MODSECS_MAX];
 	char file[4096]; /* the ini file the keys come from ("" when none) */
 	struct mcc_stat_keys stat; /* not a module key: see above */
+	/* [engine] base_rtt_us (0: unset), libmcc's too: the SDK gives it to
+	 * the routes a host opens without a figure (mcc_engine_base_rtt_ns);
+	 * kept here, not in the public struct mcc_config, whose size a caller
+	 * built against an older header fixes */
+	uint32_t base_rtt_us;
 };
 
 /* The [engine] stat settings of an instance (NULL for the fallback). */
 MCC_HIDDEN const struct mcc_stat_keys *mcc__instance_stat_keys(const mcc_instance *inst);
+/* The [engine] base_rtt_us of an instance, us (0: unset, or the fallback). */
+MCC_HIDDEN uint32_t mcc__instance_base_rtt_us(const mcc_instance *inst);
 
 /* The built-in null policy (null_builtin.c): mode = off, the fallback, and
  * the filler of every callback a module leaves NULL. */

@@ -273,7 +273,7 @@ int mcc_engine_open(const struct mcc_engine_opts *opts, mcc_engine **out)
 	e->want_async = on && mcc_instance_wants_async_events(e->inst);
 	const struct mcc_config *cfg = mcc_instance_config(e->inst);
 	e->qos = cfg && cfg->qos_enabled;
-	e->base_rtt_ns = cfg ? (uint64_t)cfg->base_rtt_us * 1000 : 0;
+	e->base_rtt_ns = (uint64_t)mcc__instance_base_rtt_us(e->inst) * 1000;
 	e->next_route_id = 1;
 	e->next_cq_id = 1;
 	pthread_mutex_lock(&g_mu);

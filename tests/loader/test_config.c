@@ -83,7 +83,6 @@ static void test_defaults_are_the_documented_values(void)
 	CU_ASSERT_EQUAL(c.module_dir[0], '/');
 	CU_ASSERT_EQUAL(c.tent_cc_plugin_enabled, 0);
 	CU_ASSERT_EQUAL(c.qos_enabled, 0);
-	CU_ASSERT_EQUAL(c.base_rtt_us, 0); /* unset: unknown */
 }
 
 static void test_no_file_and_no_env_gives_defaults(void)
@@ -165,7 +164,6 @@ static void test_every_key_is_applied(void)
 	CU_ASSERT_EQUAL(c.policy.recorder_entries, 1);
 	CU_ASSERT_EQUAL(c.tent_cc_plugin_enabled, 0);
 	CU_ASSERT_EQUAL(c.qos_enabled, 1);
-	CU_ASSERT_EQUAL(c.base_rtt_us, 1000000);
 }
 
 /* Accepted spellings: each text loads, and `check` holds afterwards. */
