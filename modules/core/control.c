@@ -899,6 +899,7 @@ static void law_epoch(struct mcc_core *core, struct mcc_dom *d, uint32_t st, uin
 		.rate = cs->rate,
 		.drain_us = cs->drain_us,
 		.base_us = base,
+		.stated_us = d->sbase_us,
 		.q_us = q,
 		.slice = atomic_load_explicit(&d->max_slice, RLX),
 		.epoch_us = core->p.epoch_us,

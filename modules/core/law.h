@@ -74,6 +74,7 @@ struct mcc_law_in {
 	                     * the path's windowed minimum drain time, or 0 */
 	uint64_t q_us;      /* queueing: a route's drain time beyond its base, a
 	                     * device's drain time (control.c "Pressure") */
+	uint64_t stated_us; /* of the base, the round trip the host stated (0: none) */
 	uint64_t slice;     /* largest slice seen on the domain, bytes */
 	uint32_t epoch_us;  /* the configured epoch (pace unit) */
 	bool route;         /* a route domain (only routes may be paced) */

@@ -8,7 +8,10 @@
  * growing backlog). The law has two regions and no band between them, which
  * is what makes it fair (modules/core/README.md "Why the law is fair"):
  *
- *   q > target (high)   multiplicative decrease: window x md_percent / 100,
+ *   q > target (high)   multiplicative decrease: window x md_percent / 100
+ *                       (on a path whose stated round trip S nears or passes
+ *                       the target, x S / (S + target), at most 90 %: the
+ *                       share that still holds the path's own round trip),
  *                       the first after high_pressure_epochs high epochs in a
  *                       row (the RFC's hysteresis), then each high epoch in
  *                       which the previous cut has taken effect (in flight
@@ -90,6 +93,8 @@ MCC_LAW_STATE_CHECK(struct aimd_state);
 #define AIMD_PACE_AFTER 4u
 /* the taper of a growth step never goes below 1 / this (grow_step) */
 #define AIMD_TAPER_FLOOR 16u
+/* the most a cut keeps on a path with a long stated round trip (percent) */
+#define AIMD_KEEP_MAX 90u
 /* a paced route's target is at most this many times target_drain_us */
 #define AIMD_FS_MAX 2u
 
@@ -238,7 +243,16 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 		if (++s->high_streak < p->high_epochs && !took)
 			return;
 		s->high_streak = 0;
-		uint64_t cut = mcc_law_scale(w, p->md_percent, 100);
+		/* a cut keeps at least the share of the window that holds the
+		 * stated round trip, stated / (stated + target): on a path whose
+		 * own round trip nears or passes the target, a cut by half would
+		 * leave less in flight than the path holds (the sawtooth) */
+		uint64_t keep = p->md_percent;
+		if (in->stated_us) {
+			uint64_t k = mcc_law_scale(100, in->stated_us, in->stated_us + t);
+			keep = k > AIMD_KEEP_MAX ? AIMD_KEEP_MAX : k > keep ? k : keep;
+		}
+		uint64_t cut = mcc_law_scale(w, keep, 100);
 		if (cut < p->min_window)
 			cut = p->min_window;
 		if (cut < w) {

@@ -143,6 +143,27 @@ static void test_aimd_hysteresis_halving_and_recovery(void)
 	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 2 * P.min_window);
 }
 
+/* A cut on a path whose stated round trip nears or passes the target keeps
+ * stated / (stated + target) of the window (the share that holds the path's
+ * own round trip), at least md_percent and at most 90 %: 1 ms stated at a
+ * 200 us target keeps 83 %, 5 ms keeps 90 %, 100 us (and none) keep half. */
+static void test_aimd_cut_keeps_the_stated_round_trip(void)
+{
+	static const struct {
+		uint64_t stated_us, keep_percent;
+	} c[] = { { 0, 50 }, { 100, 50 }, { 1000, 83 }, { 5000, 90 } };
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct mcc_law_state ls = { 0 };
+		mcc_law_aimd.start(&P, &ls, MiB, P.max_window, false);
+		struct mcc_law_in in = ep(8 * MiB, 500);
+		in.stated_us = c[i].stated_us;
+		in.base_us = c[i].stated_us;
+		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 8 * MiB);
+		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window,
+		                mcc_law_scale(8 * MiB, c[i].keep_percent, 100));
+	}
+}
+
 /* AIMD growth of a route after a low run: ai_bytes per calm epoch, at most
  * half the window, tapered by queueing, (target - q) / target: whole at none, three
  * quarters at target / 4, half at target / 2, none at the target (no hold
@@ -441,6 +462,7 @@ MCC_CU_SUITE(t_init_law_tests, "law", NULL, NULL,
              test_delay_cut_scales_with_overshoot,
              test_delay_growth_needs_base_use_and_headroom,
              test_aimd_hysteresis_halving_and_recovery,
+             test_aimd_cut_keeps_the_stated_round_trip,
              test_aimd_growth_tapers_with_queueing,
              test_aimd_no_hold_band_at_the_target,
              test_aimd_unbound_window_is_not_paced,
