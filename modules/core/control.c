@@ -743,7 +743,9 @@ static void route_pressure(struct mcc_core *core, struct mcc_route *r)
 	} else if (dv && cs->rate && core->sbase_seen) {
 		/* KiB/s, at most 2^26 (64 GiB/s), x us (at most 10^6): under
 		 * 2^46 per route (none while no host stated a base) */
-		uint64_t k = cs->rate >> 10 < (1u << 26) ? cs->rate >> 10 : (1u << 26);
+		uint64_t k = cs->rate >> 10;
+		if (k > (1u << 26))
+			k = 1u << 26;
 		dv->b_rate += k;
 		dv->b_sum += k * r->d.sbase_us;
 	}

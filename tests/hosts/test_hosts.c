@@ -12,6 +12,7 @@
 #include "spy.h"
 
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -498,16 +499,46 @@ static const char qos_spec[] = "[scenario]\nname = qos-spy\nduration_s = 0.05\n"
                                "[flow.high]\nsize = 64K\noutstanding = 1\nvictim = 1\n"
                                "priority = high\n";
 
-static int run_qos_spec(int qos, struct mcc_scn_result *r)
+/* `path` (a mkstemp template) filled with `fmt` and its arguments. */
+__attribute__((format(printf, 2, 0))) static int vwrite_tmp(char *path, const char *fmt,
+                                                             va_list ap)
 {
-	char path[] = "/tmp/mcc-qos-spec-XXXXXX";
 	int fd = mkstemp(path);
 	if (fd < 0)
 		return -1;
 	FILE *f = fdopen(fd, "w");
-	fprintf(f, qos_spec, qos);
-	fclose(f);
-	struct mcc_scn_opts o = th_sim_opts("enforce", MCC_SCN_TENT, 1, mdir);
+	if (!f) {
+		close(fd);
+		unlink(path);
+		return -1;
+	}
+	vfprintf(f, fmt, ap);
+	return fclose(f);
+}
+
+__attribute__((format(printf, 2, 3))) static int write_tmp(char *path, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = vwrite_tmp(path, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* The scenario `fmt` (with its arguments) on engine `eng`, enforce, with
+ * the spy as the policy. */
+__attribute__((format(printf, 3, 4))) static int run_spy_spec(enum mcc_scn_engine eng,
+                                                               struct mcc_scn_result *r,
+                                                               const char *fmt, ...)
+{
+	char path[] = "/tmp/mcc-spy-spec-XXXXXX";
+	va_list ap;
+	va_start(ap, fmt);
+	int wrc = vwrite_tmp(path, fmt, ap);
+	va_end(ap);
+	if (wrc != 0)
+		return -1;
+	struct mcc_scn_opts o = th_sim_opts("enforce", eng, 1, mdir);
 	o.spec_path = path;
 	o.module = spy_path;
 	int rc = mcc_scn_run(&o, r);
@@ -520,7 +551,7 @@ static void test_tent_deferred_low_never_holds_high(void)
 	struct mcc_scn_result r;
 	spy_reset();
 	atomic_store(&spy->defer_low_until_high, 200);
-	CU_ASSERT_EQUAL_FATAL(run_qos_spec(1, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(run_spy_spec(MCC_SCN_TENT, &r, qos_spec, 1), 0);
 	assert_clean(&r);
 	CU_ASSERT_EQUAL(r.tasks_failed, 0);
 	CU_ASSERT(atomic_load(&spy->qos_admit[MCC_QOS_HIGH]) >= 200);
@@ -534,7 +565,7 @@ static void test_tent_deferred_low_never_holds_high(void)
 
 	spy_reset();
 	atomic_store(&spy->defer_low_until_high, 200);
-	CU_ASSERT_EQUAL_FATAL(run_qos_spec(0, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(run_spy_spec(MCC_SCN_TENT, &r, qos_spec, 0), 0);
 	assert_clean(&r);
 	for (int c = 0; c < MCC_QOS_CLASS_COUNT_; c++)
 		CU_ASSERT_EQUAL(atomic_load(&spy->qos_acquire[c]), 0);
@@ -554,21 +585,11 @@ static void test_hosts_state_the_fabric_base_rtt(void)
 {
 	for (int eng = 0; eng < 2; eng++)
 		for (int stated = 0; stated < 2; stated++) {
-			char path[] = "/tmp/mcc-rtt-spec-XXXXXX";
-			int fd = mkstemp(path);
-			CU_ASSERT_FATAL(fd >= 0);
-			FILE *f = fdopen(fd, "w");
-			fprintf(f, rtt_spec, stated);
-			fclose(f);
 			spy_reset();
 			atomic_store(&spy->last_base_rtt_ns, 1); /* neither figure */
-			struct mcc_scn_opts o =
-			        th_sim_opts("enforce", eng ? MCC_SCN_TENT : MCC_SCN_TE, 1, mdir);
-			o.spec_path = path;
-			o.module = spy_path;
 			struct mcc_scn_result r;
-			CU_ASSERT_EQUAL_FATAL(mcc_scn_run(&o, &r), 0);
-			unlink(path);
+			CU_ASSERT_EQUAL_FATAL(
+			        run_spy_spec(eng ? MCC_SCN_TENT : MCC_SCN_TE, &r, rtt_spec, stated), 0);
 			assert_clean(&r);
 			CU_ASSERT(atomic_load(&spy->route_open) > 0);
 			CU_ASSERT_EQUAL(atomic_load(&spy->last_base_rtt_ns), stated ? 150000u : 0u);
@@ -580,11 +601,10 @@ static void test_hosts_state_the_fabric_base_rtt(void)
 static void test_sdk_route_open_passes_the_stated_base_rtt(void)
 {
 	char ini[] = "/tmp/mcc-rtt-ini-XXXXXX";
-	int fd = mkstemp(ini);
-	CU_ASSERT_FATAL(fd >= 0);
-	FILE *f = fdopen(fd, "w");
-	fprintf(f, "[policy]\nmode = enforce\nmodule = %s\n[engine]\nbase_rtt_us = 150\n", spy_path);
-	fclose(f);
+	CU_ASSERT_EQUAL_FATAL(
+	        write_tmp(ini, "[policy]\nmode = enforce\nmodule = %s\n[engine]\nbase_rtt_us = 150\n",
+	                  spy_path),
+	        0);
 	struct mcc_loader_opts lo;
 	memset(&lo, 0, sizeof(lo));
 	lo.struct_size = sizeof(lo);
