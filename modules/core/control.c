@@ -887,8 +887,8 @@ static void pace_tick(struct mcc_core *core, struct mcc_dom *d, uint64_t dt)
  * domain, given the measurement record; the core applies the answer: window
  * (a smaller one counts as a cut), pace (a CONGESTED route only) and
  * congestion (the state, or where SUSPECT returns to). */
-static void law_epoch(struct mcc_core *core, struct mcc_dom *d, uint32_t st, uint64_t base, uint64_t q,
-                      bool based, bool clean, bool signal, uint64_t now)
+static void law_epoch(struct mcc_core *core, struct mcc_dom *d, uint32_t st, uint64_t base,
+                      uint64_t q, bool based, bool clean, bool signal, uint64_t now)
 {
 	struct mcc_ctl *cs = &d->cs;
 	const bool suspect = st == MCC_PATH_SUSPECT;
