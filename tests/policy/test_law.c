@@ -143,15 +143,17 @@ static void test_aimd_hysteresis_halving_and_recovery(void)
 	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 2 * P.min_window);
 }
 
-/* A cut on a path whose stated round trip nears or passes the target keeps
- * stated / (stated + target) of the window (the share that holds the path's
- * own round trip), at least md_percent and at most 90 %: 1 ms stated at a
- * 200 us target keeps 83 %, 5 ms keeps 90 %, 100 us (and none) keep half. */
+/* A cut on a path with a stated round trip S keeps (S + target / 2) /
+ * (S + target) of the window (the share that holds the path's own round
+ * trip and half a target of queue), at least md_percent and at most 90 %:
+ * at a 200 us target none or 3 us keep half, 100 us 66 %, 200 us 75 %,
+ * 500 us 85 %, 1 ms and 5 ms 90 %. */
 static void test_aimd_cut_keeps_the_stated_round_trip(void)
 {
 	static const struct {
 		uint64_t stated_us, keep_percent;
-	} c[] = { { 0, 50 }, { 100, 50 }, { 1000, 83 }, { 5000, 90 } };
+	} c[] = { { 0, 50 },   { 3, 50 },    { 100, 66 }, { 200, 75 },
+	          { 500, 85 }, { 1000, 90 }, { 5000, 90 } };
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		struct mcc_law_state ls = { 0 };
 		mcc_law_aimd.start(&P, &ls, MiB, P.max_window, false);
