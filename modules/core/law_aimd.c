@@ -3,10 +3,15 @@
  * law_aimd.c - the AIMD control law (law.h), run by modules/aimd (enforced)
  * and modules/observe (computed, never enforced).
  *
- * Pressure is queueing q beyond the learned base over target_drain_us, or a
+ * Pressure is queueing q beyond the learned base over the target, or a
  * signal the core measured without delay (receiver-not-ready completions, a
- * growing backlog). The law has two regions and no band between them, which
- * is what makes it fair (modules/core/README.md "Why the law is fair"):
+ * growing backlog). The target is target_drain_us for a device and for a
+ * route whose window is at least AIMD_FS_REF x min_window_bytes; a smaller
+ * route window (a paced one's effective window too) is held to the target
+ * x sqrt(AIMD_FS_REF x min_window / window), at most AIMD_FS_MAX x
+ * (Swift's flow-scaled target, below). The law has two regions and no band
+ * between them, which is what makes it fair (modules/core/README.md "Why
+ * the law is fair"):
  *
  *   q > target (high)   multiplicative decrease: window x md_percent / 100
  *                       (on a path with a stated round trip S, at least
@@ -51,6 +56,16 @@
  * bottleneck whose queue sits inside the band is a fixed point, so the first
  * flow to arrive kept its share for good.
  *
+ * What breaks the symmetry AIMD needs is where flows stop being cut alike:
+ * a route at min_window_bytes is not cut further (and is paced only after
+ * AIMD_PACE_AFTER runs), and routes that joined a standing queue measure
+ * less of it than the ones it grew under. The flow-scaled target answers
+ * both: of two routes on one queue, the one with the smaller window
+ * tolerates more queueing, so while the queue lies between their targets
+ * the larger is cut and the smaller grows, and the only fixed point is
+ * equal windows (Swift, SIGCOMM 2020, section 3.4). At the reference and
+ * above, every route has the common target.
+ *
  * Pacing (law.h): a route already at min_window_bytes whose high runs go on
  * (AIMD_PACE_AFTER of them), its window bound in one of their epochs
  * (window_bound: a small flow's never does, and pacing it would only delay
@@ -60,10 +75,11 @@
  * by md on each run of high_pressure_epochs high epochs with completions
  * and grows while calm (epochs without completions included: a paced route
  * waits for its tokens) by ai_bytes x w_eff / min_window, tapered and at
- * most half, against a target scaled by sqrt(min_window / w_eff), at most
- * AIMD_FS_MAX targets (Swift's flow-scaled target: below the minimum growth
- * and decrease are both in proportion to the window, and the smaller window
- * tolerating more queueing is what evens the paced routes out). Pacing ends
+ * most half, against the flow-scaled target of w_eff (below the minimum
+ * growth and decrease are both in proportion to the window, and the smaller
+ * window tolerating more queueing is what evens the paced routes out; the
+ * same function as a window's, so a route's target is continuous across
+ * the minimum window where pacing begins and ends). Pacing ends
  * when w_eff reaches the minimum window. Many senders behind one receiver
  * (64 x 128 KiB = 8 MiB, twice a 4 MiB switch buffer) so share the port at
  * a queue near the target instead of at their windows' floor.
@@ -96,8 +112,11 @@ MCC_LAW_STATE_CHECK(struct aimd_state);
 #define AIMD_TAPER_FLOOR 16u
 /* the most a cut keeps on a path with a long stated round trip (percent) */
 #define AIMD_KEEP_MAX 90u
-/* a paced route's target is at most this many times target_drain_us */
+/* a route's flow-scaled target is at most this many times target_drain_us */
 #define AIMD_FS_MAX 2u
+/* ... and target_drain_us itself at a window of this many min_window_bytes
+ * or more (at the minimum window sqrt(2) targets) */
+#define AIMD_FS_REF 2u
 
 /* A bounded first burst: slow start from w0, doubling per calm epoch in
  * which the domain used its window, up to `resume` or the first high epoch.
@@ -149,17 +168,18 @@ static uint64_t isqrt(uint64_t x)
 	return r;
 }
 
-/* The target of a paced route: target x sqrt(min_window / w_eff), at most
- * AIMD_FS_MAX x target (Swift's flow-scaled target): below the minimum
- * window a route grows and is cut in proportion to its window, and the
- * smaller window tolerates more queueing, so the routes sharing a queue
- * converge to equal windows. */
-static uint64_t paced_target(const struct mcc_params *p, uint64_t w_eff)
+/* The target of a route whose window (or paced effective window) is w:
+ * target x sqrt(AIMD_FS_REF x min_window / w), at least the target, at most
+ * AIMD_FS_MAX x target (Swift's flow-scaled target, the header). */
+static uint64_t fs_target(const struct mcc_params *p, uint64_t w)
 {
-	uint64_t f = isqrt(mcc_law_scale(p->min_window, 10000, w_eff ? w_eff : 1)); /* x100 */
-	if (f > 100 * AIMD_FS_MAX)
-		f = 100 * AIMD_FS_MAX;
-	return mcc_law_scale(p->target_drain_us, f < 100 ? 100 : f, 100);
+	const uint64_t ref = AIMD_FS_REF * p->min_window;
+	if (w >= ref) /* the common target (no square root on a busy tick) */
+		return p->target_drain_us;
+	if (w * AIMD_FS_MAX * AIMD_FS_MAX <= ref)
+		return AIMD_FS_MAX * p->target_drain_us;
+	uint64_t f = isqrt(mcc_law_scale(ref, 10000, w)); /* x100, in [100, 200) */
+	return mcc_law_scale(p->target_drain_us, f, 100);
 }
 
 /* The pace of an effective window: w_eff per drain time, per epoch (a drain
@@ -176,7 +196,7 @@ static uint64_t pace_of(const struct aimd_state *s, const struct mcc_law_in *in)
 static void paced_epoch(const struct mcc_params *p, struct aimd_state *s,
                         const struct mcc_law_in *in, struct mcc_law_out *out)
 {
-	uint64_t t = paced_target(p, s->w_eff);
+	uint64_t t = fs_target(p, s->w_eff);
 	uint64_t floor = (in->slice ? in->slice : MCC_SLICE_REF) / AIMD_PACE_MIN_DIV;
 	out->congested = true;
 	if (in->clean) {
@@ -220,7 +240,8 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
                        const struct mcc_law_in *in, struct mcc_law_out *out)
 {
 	struct aimd_state *s = MCC_LAW_STATE_OF(struct aimd_state, ls);
-	const uint64_t w = in->window, t = p->target_drain_us, q = in->q_us;
+	const uint64_t w = in->window, q = in->q_us;
+	const uint64_t t = in->route ? fs_target(p, w) : p->target_drain_us;
 	const bool high = q > t || in->signal;
 	/* a hardware device's window: a share of a port (the header, and
 	 * README.md "Why the law is fair", 4 and 5) */
@@ -245,7 +266,8 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 			return;
 		s->high_streak = 0;
 		/* A cut comes at a queue of about one target, where the window
-		 * holds the stated round trip S and the target: W = R (S + t).
+		 * holds the stated round trip S and the target t (target_drain_us,
+		 * not a route's flow-scaled one): W = R (S + t).
 		 * It keeps at least (S + t / 2) / (S + t), what holds the path
 		 * and half a target of queue, so the port does not idle before
 		 * the window regrows (the sawtooth): keeping S / (S + t), the
@@ -253,7 +275,8 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 		 * incast at 0.90x. On a short path that is md_percent's half. */
 		uint64_t keep = p->md_percent;
 		if (in->stated_us) {
-			uint64_t k = mcc_law_scale(100, in->stated_us + t / 2, in->stated_us + t);
+			const uint64_t t0 = p->target_drain_us;
+			uint64_t k = mcc_law_scale(100, in->stated_us + t0 / 2, in->stated_us + t0);
 			keep = k > AIMD_KEEP_MAX ? AIMD_KEEP_MAX : k > keep ? k : keep;
 		}
 		uint64_t cut = mcc_law_scale(w, keep, 100);

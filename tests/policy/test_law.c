@@ -191,11 +191,13 @@ static void test_aimd_growth_tapers_with_queueing(void)
 	o = run(&mcc_law_aimd, &ls, &in);
 	CU_ASSERT_EQUAL(o.window, 4 * MiB + mcc_law_scale(P.ai_bytes, t / 16, t));
 	CU_ASSERT_FALSE(o.congested);
-	/* a window under 2 x ai_bytes grows by at most half of itself */
-	in = rep(P.min_window, 0);
-	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, P.min_window * 3 / 2);
-	in.q_us = t / 4;
-	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, P.min_window * 11 / 8);
+	/* a window under 2 x ai_bytes grows by at most half of itself (at 2
+	 * x min_window and above, a route's target is target_drain_us) */
+	in = rep(2 * P.min_window, 0);
+	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 3 * P.min_window);
+	in = rep(3 * P.min_window, t / 4);
+	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window,
+	                3 * P.min_window + 3 * P.min_window / 2 * 3 / 4);
 	/* a route's fast recovery after a cut 8 -> 4 MiB, at target / 4: three
 	 * quarters of half the gap */
 	memset(&ls, 0, sizeof(ls));
@@ -256,6 +258,9 @@ static void test_aimd_device_step_same_bytes(void)
 {
 	const uint64_t t = P.target_drain_us, k = 1024;
 	const uint64_t w[2] = { 160 * k, 400 * k };
+	/* the route's flow-scaled target: 200 us x sqrt(256 / 160), and the
+	 * target itself from 2 x min_window up */
+	const uint64_t rt[2] = { 252, t };
 	for (int i = 0; i < 2; i++) {
 		struct mcc_law_state ls = { 0 }, lr = { 0 }, lsw = { 0 };
 		struct mcc_law_in d = ep(w[i], t / 2), r = rep(w[i], t / 2), sw = ep(w[i], t / 2);
@@ -267,7 +272,8 @@ static void test_aimd_device_step_same_bytes(void)
 		}
 		uint64_t step = P.ai_bytes < w[i] / 2 ? P.ai_bytes : w[i] / 2;
 		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &d).window, w[i] + P.min_window / 4);
-		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &lr, &r).window, w[i] + step / 2);
+		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &lr, &r).window,
+		                w[i] + mcc_law_scale(step, rt[i] - t / 2, rt[i]));
 		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &lsw, &sw).window, w[i] + step / 2);
 	}
 	/* a device window under the step's cap still grows by at most half */
@@ -301,6 +307,40 @@ static void fair_step(struct mcc_law_state *ls, uint64_t *w, bool *cong, uint64_
 	*w = o.window < P.min_window ? P.min_window
 	                             : o.window > P.max_window ? P.max_window : o.window;
 	*cong = o.congested;
+}
+
+/* A route's target scales with its window (Swift's flow-scaled target):
+ * 200 us x sqrt(2 x min_window / window), at most twice, the target itself
+ * from 2 x min_window up; a device keeps the common target. At 250 us of
+ * queueing a route at the minimum window (target 282 us) is calm and grows,
+ * one at 4 x the minimum is cut, and so is a device at the minimum. */
+static void test_aimd_route_target_scales_with_window(void)
+{
+	const uint64_t mw = P.min_window, q = 250;
+	struct mcc_law_state small = { 0 }, large = { 0 }, dev = { 0 };
+	struct mcc_law_in is = rep(mw, q), il = rep(4 * mw, q), id = ep(mw, q);
+	is.congested = il.congested = id.congested = true;
+	struct mcc_law_out os = { 0 }, ol = { 0 }, od = { 0 };
+	for (uint32_t e = 0; e < P.low_epochs; e++) {
+		os = run(&mcc_law_aimd, &small, &is);
+		if (e < P.high_epochs) {
+			ol = run(&mcc_law_aimd, &large, &il);
+			od = run(&mcc_law_aimd, &dev, &id);
+		}
+	}
+	CU_ASSERT_TRUE(os.window > mw); /* calm: grew after low_epochs */
+	CU_ASSERT_FALSE(os.congested);
+	CU_ASSERT_EQUAL(ol.window, 2 * mw); /* high: cut by md */
+	CU_ASSERT_TRUE(ol.congested);
+	CU_ASSERT_EQUAL(od.window, mw); /* high, at its floor */
+	CU_ASSERT_TRUE(od.congested);
+	/* at twice the target every window is high */
+	struct mcc_law_state s2 = { 0 };
+	is.q_us = 2 * P.target_drain_us + 1;
+	for (uint32_t e = 0; e < P.high_epochs; e++)
+		os = run(&mcc_law_aimd, &s2, &is);
+	CU_ASSERT_TRUE(os.congested);
+	CU_ASSERT_EQUAL(os.window, mw);
 }
 
 /* Fairness (modules/core/law_aimd.c): two flows on one queue, from very
@@ -352,7 +392,7 @@ static void test_aimd_devices_even_out_on_a_busy_port(void)
 /* Pacing: a route at the minimum window still high after AIMD_PACE_AFTER
  * (4) high runs gets an effective window min x md and a pace of it per
  * drain time; a paced route stays CONGESTED, is cut by md after high_epochs
- * high epochs over its flow-scaled target (200 us x sqrt(2) at w_eff =
+ * high epochs over its flow-scaled target (200 us x sqrt(4) at w_eff =
  * min / 2), grows multiplicatively while calm, and leaves pacing (pace 0)
  * at the minimum window. A device domain is never paced. */
 static void test_aimd_pacing_below_the_minimum_window(void)
@@ -384,7 +424,7 @@ static void test_aimd_pacing_below_the_minimum_window(void)
 	for (int i = 0; i < 8; i++)
 		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &dls, &din).pace, 0);
 
-	/* paced: q = 250 us is under the flow-scaled target (282 us): calm,
+	/* paced: q = 250 us is under the flow-scaled target (400 us): calm,
 	 * no cut; at the old 200 us target it would have been high */
 	in.pace = pace0;
 	in.q_us = 250;
@@ -469,6 +509,7 @@ MCC_CU_SUITE(t_init_law_tests, "law", NULL, NULL,
              test_aimd_no_hold_band_at_the_target,
              test_aimd_unbound_window_is_not_paced,
              test_aimd_device_step_same_bytes,
+             test_aimd_route_target_scales_with_window,
              test_aimd_two_flows_on_one_queue_converge,
              test_aimd_devices_even_out_on_a_busy_port,
              test_aimd_pacing_below_the_minimum_window)
