@@ -5,11 +5,11 @@
  *
  * Pressure is queueing q beyond the learned base over the target, or a
  * signal the core measured without delay (receiver-not-ready completions, a
- * growing backlog). The target is target_drain_us for a device and for a
- * route whose window is at least AIMD_FS_REF x min_window_bytes; a smaller
- * route window (a paced one's effective window too) is held to the target
- * x sqrt(AIMD_FS_REF x min_window / window), at most AIMD_FS_MAX x
- * (Swift's flow-scaled target, below). The law has two regions and no band
+ * growing backlog). The target is target_drain_us for a window of at least
+ * AIMD_FS_REF x min_window_bytes; a smaller window (a paced route's
+ * effective window too) is held to the target x sqrt(AIMD_FS_REF x
+ * min_window / window), at most AIMD_FS_MAX x (Swift's flow-scaled target,
+ * below). The law has two regions and no band
  * between them, which is what makes it fair (modules/core/README.md "Why
  * the law is fair"):
  *
@@ -57,14 +57,15 @@
  * flow to arrive kept its share for good.
  *
  * What breaks the symmetry AIMD needs is where flows stop being cut alike:
- * a route at min_window_bytes is not cut further (and is paced only after
- * AIMD_PACE_AFTER runs), and routes that joined a standing queue measure
- * less of it than the ones it grew under. The flow-scaled target answers
- * both: of two routes on one queue, the one with the smaller window
- * tolerates more queueing, so while the queue lies between their targets
- * the larger is cut and the smaller grows, and the only fixed point is
- * equal windows (Swift, SIGCOMM 2020, section 3.4). At the reference and
- * above, every route has the common target.
+ * a domain at min_window_bytes is not cut further (a route is paced only
+ * after AIMD_PACE_AFTER runs), and routes that joined a standing queue
+ * measure less of it than the ones it grew under. The flow-scaled target
+ * answers both: of two domains on one queue, the one with the smaller
+ * window tolerates more queueing, so while the queue lies between their
+ * targets the larger is cut and the smaller grows, and the only fixed point
+ * is equal windows (Swift, SIGCOMM 2020, section 3.4). The target is still
+ * one function of the window for every sender (a common reference), and at
+ * the reference window and above it is target_drain_us itself.
  *
  * Pacing (law.h): a route already at min_window_bytes whose high runs go on
  * (AIMD_PACE_AFTER of them), its window bound in one of their epochs
@@ -168,7 +169,7 @@ static uint64_t isqrt(uint64_t x)
 	return r;
 }
 
-/* The target of a route whose window (or paced effective window) is w:
+/* The target of a domain whose window (a paced route's effective window) is w:
  * target x sqrt(AIMD_FS_REF x min_window / w), at least the target, at most
  * AIMD_FS_MAX x target (Swift's flow-scaled target, the header). */
 static uint64_t fs_target(const struct mcc_params *p, uint64_t w)
@@ -241,7 +242,7 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 {
 	struct aimd_state *s = MCC_LAW_STATE_OF(struct aimd_state, ls);
 	const uint64_t w = in->window, q = in->q_us;
-	const uint64_t t = in->route ? fs_target(p, w) : p->target_drain_us;
+	const uint64_t t = fs_target(p, w);
 	const bool high = q > t || in->signal;
 	/* a hardware device's window: a share of a port (the header, and
 	 * README.md "Why the law is fair", 4 and 5) */

@@ -192,7 +192,7 @@ static void test_aimd_growth_tapers_with_queueing(void)
 	CU_ASSERT_EQUAL(o.window, 4 * MiB + mcc_law_scale(P.ai_bytes, t / 16, t));
 	CU_ASSERT_FALSE(o.congested);
 	/* a window under 2 x ai_bytes grows by at most half of itself (at 2
-	 * x min_window and above, a route's target is target_drain_us) */
+	 * x min_window and above, the target is target_drain_us) */
 	in = rep(2 * P.min_window, 0);
 	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 3 * P.min_window);
 	in = rep(3 * P.min_window, t / 4);
@@ -258,9 +258,9 @@ static void test_aimd_device_step_same_bytes(void)
 {
 	const uint64_t t = P.target_drain_us, k = 1024;
 	const uint64_t w[2] = { 160 * k, 400 * k };
-	/* the route's flow-scaled target: 200 us x sqrt(256 / 160), and the
-	 * target itself from 2 x min_window up */
-	const uint64_t rt[2] = { 252, t };
+	/* the flow-scaled target: 200 us x sqrt(256 / 160), and the target
+	 * itself from 2 x min_window up */
+	const uint64_t ft[2] = { 252, t };
 	for (int i = 0; i < 2; i++) {
 		struct mcc_law_state ls = { 0 }, lr = { 0 }, lsw = { 0 };
 		struct mcc_law_in d = ep(w[i], t / 2), r = rep(w[i], t / 2), sw = ep(w[i], t / 2);
@@ -271,10 +271,13 @@ static void test_aimd_device_step_same_bytes(void)
 			run(&mcc_law_aimd, &lsw, &sw);
 		}
 		uint64_t step = P.ai_bytes < w[i] / 2 ? P.ai_bytes : w[i] / 2;
-		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &d).window, w[i] + P.min_window / 4);
+		const uint64_t room = ft[i] - t / 2; /* the taper: room / ft[i] */
+		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &d).window,
+		                w[i] + mcc_law_scale(P.min_window / 2, room, ft[i]));
 		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &lr, &r).window,
-		                w[i] + mcc_law_scale(step, rt[i] - t / 2, rt[i]));
-		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &lsw, &sw).window, w[i] + step / 2);
+		                w[i] + mcc_law_scale(step, room, ft[i]));
+		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &lsw, &sw).window,
+		                w[i] + mcc_law_scale(step, room, ft[i]));
 	}
 	/* a device window under the step's cap still grows by at most half */
 	struct mcc_law_state ls = { 0 };
@@ -309,38 +312,35 @@ static void fair_step(struct mcc_law_state *ls, uint64_t *w, bool *cong, uint64_
 	*cong = o.congested;
 }
 
-/* A route's target scales with its window (Swift's flow-scaled target):
+/* A domain's target scales with its window (Swift's flow-scaled target):
  * 200 us x sqrt(2 x min_window / window), at most twice, the target itself
- * from 2 x min_window up; a device keeps the common target. At 250 us of
- * queueing a route at the minimum window (target 282 us) is calm and grows,
- * one at 4 x the minimum is cut, and so is a device at the minimum. */
-static void test_aimd_route_target_scales_with_window(void)
+ * from 2 x min_window up. At 250 us of queueing a route or a device at the
+ * minimum window (target 282 us) is calm and grows after low_epochs, one
+ * at 4 x the minimum is cut by md after high_epochs; at twice the target
+ * every window is high. */
+static void test_aimd_target_scales_with_window(void)
 {
 	const uint64_t mw = P.min_window, q = 250;
-	struct mcc_law_state small = { 0 }, large = { 0 }, dev = { 0 };
-	struct mcc_law_in is = rep(mw, q), il = rep(4 * mw, q), id = ep(mw, q);
-	is.congested = il.congested = id.congested = true;
-	struct mcc_law_out os = { 0 }, ol = { 0 }, od = { 0 };
-	for (uint32_t e = 0; e < P.low_epochs; e++) {
-		os = run(&mcc_law_aimd, &small, &is);
-		if (e < P.high_epochs) {
+	for (int route = 0; route < 2; route++) {
+		struct mcc_law_state small = { 0 }, large = { 0 }, s2 = { 0 };
+		struct mcc_law_in is = ep(mw, q), il = ep(4 * mw, q);
+		is.route = il.route = route;
+		is.congested = il.congested = true;
+		struct mcc_law_out os = { 0 }, ol = { 0 };
+		for (uint32_t e = 0; e < P.low_epochs; e++)
+			os = run(&mcc_law_aimd, &small, &is);
+		for (uint32_t e = 0; e < P.high_epochs; e++)
 			ol = run(&mcc_law_aimd, &large, &il);
-			od = run(&mcc_law_aimd, &dev, &id);
-		}
+		CU_ASSERT_TRUE(os.window > mw); /* calm: grew after low_epochs */
+		CU_ASSERT_FALSE(os.congested);
+		CU_ASSERT_EQUAL(ol.window, 2 * mw); /* high: cut by md */
+		CU_ASSERT_TRUE(ol.congested);
+		is.q_us = 2 * P.target_drain_us + 1;
+		for (uint32_t e = 0; e < P.high_epochs; e++)
+			os = run(&mcc_law_aimd, &s2, &is);
+		CU_ASSERT_TRUE(os.congested);
+		CU_ASSERT_EQUAL(os.window, mw);
 	}
-	CU_ASSERT_TRUE(os.window > mw); /* calm: grew after low_epochs */
-	CU_ASSERT_FALSE(os.congested);
-	CU_ASSERT_EQUAL(ol.window, 2 * mw); /* high: cut by md */
-	CU_ASSERT_TRUE(ol.congested);
-	CU_ASSERT_EQUAL(od.window, mw); /* high, at its floor */
-	CU_ASSERT_TRUE(od.congested);
-	/* at twice the target every window is high */
-	struct mcc_law_state s2 = { 0 };
-	is.q_us = 2 * P.target_drain_us + 1;
-	for (uint32_t e = 0; e < P.high_epochs; e++)
-		os = run(&mcc_law_aimd, &s2, &is);
-	CU_ASSERT_TRUE(os.congested);
-	CU_ASSERT_EQUAL(os.window, mw);
 }
 
 /* Fairness (modules/core/law_aimd.c): two flows on one queue, from very
@@ -509,7 +509,7 @@ MCC_CU_SUITE(t_init_law_tests, "law", NULL, NULL,
              test_aimd_no_hold_band_at_the_target,
              test_aimd_unbound_window_is_not_paced,
              test_aimd_device_step_same_bytes,
-             test_aimd_route_target_scales_with_window,
+             test_aimd_target_scales_with_window,
              test_aimd_two_flows_on_one_queue_converge,
              test_aimd_devices_even_out_on_a_busy_port,
              test_aimd_pacing_below_the_minimum_window)
