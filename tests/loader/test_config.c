@@ -42,6 +42,16 @@ static int load_text(const char *text, struct mcc_config *cfg)
 	return mcc_config_load(ini, 1, cfg, err, sizeof(err));
 }
 
+/* The effective value mcc_config_explain() reports for `key` ("": unset;
+ * NULL: no such key). */
+static const char *origin_value(const struct mcc_config_provenance *ex, const char *key)
+{
+	for (uint32_t i = 0; i < ex->count; i++)
+		if (strcmp(ex->origin[i].key, key) == 0)
+			return ex->origin[i].value;
+	return NULL;
+}
+
 static int is_defaults(const struct mcc_config *cfg)
 {
 	struct mcc_config d;
@@ -164,6 +174,14 @@ static void test_every_key_is_applied(void)
 	CU_ASSERT_EQUAL(c.policy.recorder_entries, 1);
 	CU_ASSERT_EQUAL(c.tent_cc_plugin_enabled, 0);
 	CU_ASSERT_EQUAL(c.qos_enabled, 1);
+	/* [engine] base_rtt_us is libmcc's own, not in struct mcc_config: its
+	 * effective value as `mcc check` reports it */
+	static struct mcc_config_provenance ex;
+	ex.struct_size = sizeof(ex);
+	CU_ASSERT_EQUAL_FATAL(mcc_config_explain(ini, 1, &c, &ex, err, sizeof(err)), 0);
+	const char *rtt = origin_value(&ex, "base_rtt_us");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(rtt);
+	CU_ASSERT_STRING_EQUAL(rtt, "1000000");
 }
 
 /* Accepted spellings: each text loads, and `check` holds afterwards. */
@@ -545,6 +563,9 @@ static void test_empty_file_gives_defaults(void)
 	ex.struct_size = sizeof(ex);
 	CU_ASSERT_EQUAL(mcc_config_explain(ini, 1, &c, &ex, err, sizeof(err)), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(ex.warning, "empty.ini: no setting in the file"));
+	const char *rtt = origin_value(&ex, "base_rtt_us"); /* unset: unknown */
+	CU_ASSERT_PTR_NOT_NULL_FATAL(rtt);
+	CU_ASSERT_STRING_EQUAL(rtt, "");
 	CU_ASSERT_EQUAL_FATAL(lt_write(dir, "one.ini", "[policy]\nmode = off\n", 0644, ini,
 	                               sizeof(ini)),
 	                      0);
