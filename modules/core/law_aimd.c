@@ -242,11 +242,6 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 {
 	struct aimd_state *s = MCC_LAW_STATE_OF(struct aimd_state, ls);
 	const uint64_t w = in->window, q = in->q_us;
-	const uint64_t t = fs_target(p, w);
-	const bool high = q > t || in->signal;
-	/* a hardware device's window: a share of a port (the header, and
-	 * README.md "Why the law is fair", 4 and 5) */
-	const bool hw_device = !in->route && !in->software;
 
 	out->window = w;
 	out->pace = in->pace;
@@ -254,9 +249,14 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 	if (!in->pace)
 		s->w_eff = 0; /* the core ended the pace (a state change) */
 	if (s->w_eff) {
-		paced_epoch(p, s, in, out);
+		paced_epoch(p, s, in, out); /* against the target of w_eff */
 		return;
 	}
+	const uint64_t t = fs_target(p, w);
+	const bool high = q > t || in->signal;
+	/* a hardware device's window: a share of a port (the header, and
+	 * README.md "Why the law is fair", 4 and 5) */
+	const bool hw_device = !in->route && !in->software;
 	if (in->route && window_bound(in, w))
 		s->bound = true;
 	if (high) {
