@@ -630,14 +630,25 @@ static uint64_t sub0(uint64_t a, uint64_t b)
  * delivery at the gap plus their drain at the rate measured before it (also
  * once the decayed rate reaches 0, where drain_of() has no measure). Of the
  * gap, one stated round trip `rtt_us` is no stall: a path that long
- * delivers a window in bursts one round trip apart. */
+ * delivers a window in bursts one round trip apart. Within that round trip
+ * an epoch that delivers nothing has measured nothing new either, so it
+ * reads at most what the last one measured (`cs->drain_us`): bytes posted
+ * since (a window doubled in slow start) cannot have come back yet, and
+ * at the rate of the last delivery, measured on half as many, they read
+ * as a queue (a 5 ms path was cut at its first 1 MiB). */
 static uint64_t gap_capped(const struct mcc_ctl *cs, uint64_t bytes, uint64_t drain_us,
                            uint64_t now, uint64_t rtt_us)
 {
-	if (!bytes || now == cs->drained_ns || !cs->dlv_rate)
+	if (!bytes || now == cs->drained_ns)
 		return drain_us;
-	uint64_t cap = sub0((now - cs->drained_ns) / 1000, rtt_us) +
-	               drain_of(bytes, cs->dlv_rate, 0, 0);
+	uint64_t gap_us = (now - cs->drained_ns) / 1000;
+	uint64_t cap = gap_us <= rtt_us ? cs->drain_us : UINT64_MAX;
+	if (cs->dlv_rate) {
+		uint64_t c = sub0(gap_us, rtt_us) + drain_of(bytes, cs->dlv_rate, 0, 0);
+		cap = c < cap ? c : cap;
+	}
+	if (cap == UINT64_MAX)
+		return drain_us;
 	return drain_us && drain_us < cap ? drain_us : cap;
 }
 

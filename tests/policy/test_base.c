@@ -166,6 +166,34 @@ static void test_stated_base_rtt_gaps_are_no_stall(void)
 	th_free(h);
 }
 
+/* (b4) The slow start of such a path: each clean round trip doubles the
+ * windows, so the next window's bytes wait a whole round trip behind a
+ * delivery rate measured on half as many. Read beyond the stated round
+ * trip, that backlog at the old rate is queueing and cuts the windows at
+ * their first doubling; within one stated round trip of the last delivery
+ * an epoch that delivers nothing measures no more than that delivery did
+ * (control.c gap_capped): no cut, HEALTHY, both windows at the maximum. */
+static void test_stated_base_rtt_slow_start_is_not_cut(void)
+{
+	mcc_device *d;
+	mcc_route *r;
+	struct th *h = path_of(5000000, 5000000, 0, &d, &r);
+	unsigned sent[5] = { 0 }; /* slices posted in each of the last 5 epochs */
+	for (int e = 0; e < 40; e++) {
+		th_pop(h, sent[e % 5], IBV_WC_SUCCESS); /* posted a round trip ago */
+		uint64_t w = th_rwin(h, r), held = (uint64_t)th_live(h) * 64 * KiB;
+		sent[e % 5] = held < w ? th_push(h, r, (unsigned)((w - held) / (64 * KiB)), 64 * KiB, h->gen) : 0;
+		th_tick(h);
+		CU_ASSERT_EQUAL(th_rstate(h, r), MCC_PATH_HEALTHY);
+		CU_ASSERT_EQUAL(th_dstate(h, d), MCC_PATH_HEALTHY);
+	}
+	struct mcc_domain_stats_v1 rs = th_rs(h, r), ds = th_ds(h, d);
+	CU_ASSERT_EQUAL(rs.window_cuts + ds.window_cuts, 0); /* was cut at 1 MiB */
+	CU_ASSERT_EQUAL(rs.window_bytes, 16 * MiB);
+	CU_ASSERT_EQUAL(ds.window_bytes, 16 * MiB);
+	th_free(h);
+}
+
 /* (c) The first burst is bounded: a new device and route admit
  * min_window_bytes (128 KiB) before any feedback; the first clean epoch
  * learns the base, each later one that used at least half the window
@@ -473,6 +501,7 @@ MCC_CU_SUITE(t_init_base_tests, "policy_base", NULL, NULL,
              test_queueing_above_the_base_is_congestion,
              test_stated_base_rtt_is_not_queueing,
              test_stated_base_rtt_gaps_are_no_stall,
+             test_stated_base_rtt_slow_start_is_not_cut,
              test_first_burst_bounded_then_doubles_to_max,
              test_route_starts_at_its_share_of_a_grown_device,
              test_probe_recovery_then_clean_tasks_read_normal,
