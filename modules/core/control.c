@@ -933,8 +933,8 @@ static void law_epoch(struct mcc_core *core, struct mcc_dom *d, uint32_t st, uin
 		ns = st;
 	}
 	const uint64_t nw = set_window(core, d, out.window);
-	if (nw < w)
-		cs->window_cuts++;
+	if (nw < w && out.congested)
+		cs->window_cuts++; /* a calm epoch's smaller window is no cut (the aimd pull) */
 	if (ns != st)
 		mcc_ctl_set_state(core, d, ns, now);
 	else if (nw != w)

@@ -31,7 +31,10 @@
  *                       device: at most min_window_bytes / 2, below);
  *                       each step at most half the window and tapered by
  *                       queueing, (target - q) / target, whole at no
- *                       queueing, 1/16 at the target.
+ *                       queueing, 1/16 at the target; a device's less
+ *                       the pull, 1 / AIMD_PULL_DIV of the bytes its
+ *                       window keeps in the queue beyond half the target
+ *                       (w x (q - target / 2) / drain time).
  *
  * A hardware device whose window was under 2 x ai_bytes when it was cut
  * has no fast recovery: senders' devices that share a port sit there (a
@@ -51,6 +54,15 @@
  * Flows that share a bottleneck see the same queueing, so they cut in the
  * same epochs by the same factor and grow by the same bytes: the AIMD
  * argument (Chiu and Jain) moves them toward equal windows at every cycle.
+ * Between cuts the pull does it every calm epoch: growth the same bytes for
+ * every device, the pull in proportion to each one's bytes in the queue, so
+ * the calm epochs' fixed point is the same rate for every device behind
+ * that queue (pull()). Without it, where fair windows lie far above the
+ * minimum (100 and 400 Gb/s), the taper held the queue just under the
+ * target, nobody was cut for hundreds of epochs, and a flow that joined
+ * late kept the share it joined with. Routes have no pull: each measures
+ * beyond a base of its own, and a pull turns a difference in measured
+ * queueing into a difference in rate.
  * A hold band between growth and decrease (the law before this one held the
  * window while target / 2 < q <= target) breaks that: any split of the
  * bottleneck whose queue sits inside the band is a fixed point, so the first
@@ -111,6 +123,9 @@ MCC_LAW_STATE_CHECK(struct aimd_state);
 #define AIMD_PACE_AFTER 4u
 /* the taper of a growth step never goes below 1 / this (grow_step) */
 #define AIMD_TAPER_FLOOR 16u
+/* each calm epoch returns 1 / this of the bytes a device holds in the
+ * queue beyond half the target (pull(): FAST TCP's equilibrium) */
+#define AIMD_PULL_DIV 16u
 /* the most a cut keeps on a path with a long stated round trip (percent) */
 #define AIMD_KEEP_MAX 90u
 /* a route's flow-scaled target is at most this many times target_drain_us */
@@ -150,6 +165,26 @@ static uint64_t grow_step(uint64_t step, uint64_t w, uint64_t q, uint64_t t)
 	if (room < t / AIMD_TAPER_FLOOR)
 		room = t / AIMD_TAPER_FLOOR;
 	return t ? mcc_law_scale(step, room, t) : step;
+}
+
+/* What a calm epoch takes back from a device's window w whose drain time d
+ * holds q of queueing: 1 / AIMD_PULL_DIV of the bytes it keeps in the
+ * queue beyond half the target, w x (q - t / 2) / d (by Little's law its
+ * rate x (q - t / 2)), q counted up to the target t. Against the growth
+ * step, the same bytes for every device, a calm epoch then has a fixed
+ * point where rate x (q - t / 2) = AIMD_PULL_DIV x step x (t - q) / t: the
+ * same rate for every device that sees the same queue, whatever its window
+ * or round trip, approached every calm epoch (FAST TCP's equilibrium of
+ * alpha bytes queued per flow), not only at the cuts; and a queue between
+ * half the target and the target, so the port keeps its cushion
+ * (README.md "Why the law is fair", 7). */
+static uint64_t pull(uint64_t w, uint64_t q, uint64_t d, uint64_t t)
+{
+	if (q > t)
+		q = t;
+	if (d < q)
+		d = q;
+	return q > t / 2 ? mcc_law_scale(w, q - t / 2, d * AIMD_PULL_DIV) : 0;
 }
 
 static uint64_t isqrt(uint64_t x)
@@ -351,7 +386,10 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 		if (hw_device && step > p->min_window / 2)
 			step = p->min_window / 2;
 	}
-	uint64_t nw = w + grow_step(step, w, q, t);
+	/* the pull: a device's, against a common reference (pull()) */
+	const bool pulls = !in->route && in->base_us <= in->stated_us;
+	uint64_t nw = w + grow_step(step, w, q, t), pl = pulls ? pull(w, q, in->drain_us, t) : 0;
+	nw -= nw < p->min_window ? 0 : nw - pl < p->min_window ? nw - p->min_window : pl;
 	out->window = nw > p->max_window ? p->max_window : nw;
 	out->congested = false;
 }

@@ -11,7 +11,9 @@ Cells (one flow per sender, one receiver port as the bottleneck):
                runner has 64 senders at most, so incast64 has no victim)
   shK-SZ       K bulk flows (K senders, one receiver), staggered starts
                0, 0, +STEP, +2 STEP, ...; SZ = 256k (256 KiB x 16) or 1m (1 MiB x 4);
-               sh1-1m-rtt5000: one flow alone on a 5 ms path (efficiency)
+               sh1-1m-rtt5000: one flow alone on a 5 ms path (efficiency);
+               sh4-1m-100g / -400g: four joining in turn at 100 and 400 Gb/s,
+               where every fair window is far above the minimum
   *-rttR       base RTT R us: the model's WRITE round trip crosses three
                propagation delays (sender -> switch, switch -> receiver, the
                ACK back as one event; host_stubs/fabric/model.c), so
@@ -110,6 +112,7 @@ def grid(tier):
                 share(2, "1m", d, step), share(3, "256k", d + step, step),
                 share(4, "256k", d + 2 * step, step), share(8, "1m", d + 6 * step, step),
                 share(2, "1m", d, step, rtt=200), share(2, "1m", d, step, link=100),
+                share(4, "1m", d + 2 * step, step, link=400),
                 mixed(d), qos(False, d), qos(True, d)]
     d, step = 0.3, 0.1
     cells = [incast(n, d) for n in (2, 4, 8, 16, 32, 64)]
@@ -122,6 +125,7 @@ def grid(tier):
     cells.append(share(1, "1m", 1.0, step, rtt=5000))
     for link in (100, 400):
         cells.append(share(2, "1m", d, step, link=link))
+        cells.append(share(4, "1m", d + 2 * step, step, link=link))
         cells.append(incast(16, d, link=link))
         cells.append(mixed(d, link=link))
     cells.append(mixed(d))

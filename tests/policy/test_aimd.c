@@ -627,11 +627,12 @@ static void test_lone_sender_at_line_rate_settles_near_base_plus_target(void)
 		CU_ASSERT_EQUAL(idle, 0);      /* goodput-neutral: the link never waited */
 		/* settled: the drain time near the target over the base (the
 		 * path has no base of its own beyond a slice's serialisation),
-		 * not the 8 ms of the standing queue; the route, whose base
-		 * is the slice's serialisation it learned at the start, holds
-		 * it there (its window, not the device's, is the small one) */
+		 * not the 8 ms of the standing queue; the device holds it
+		 * there, its pull keeping the queue under the target (law_aimd.c
+		 * pull(): 233 KiB, while the route, never high, grew to 3.7 MiB;
+		 * without the pull the route held it, at most 1 MiB) */
 		CU_ASSERT(maxd <= 2 * h->cfg.target_drain_us);
-		CU_ASSERT(rs.window_bytes <= MiB);
+		CU_ASSERT((rs.window_bytes < ds.window_bytes ? rs.window_bytes : ds.window_bytes) <= MiB);
 		CU_ASSERT_EQUAL(rs.quarantines + ds.quarantines, 0);
 		q_drain(h, &q);
 		th_free(h);
@@ -812,7 +813,9 @@ static void test_receiver_pressure_on_one_route_spares_the_device(void)
 	CU_ASSERT(th_rs(h, b).window_cuts > 0);
 	CU_ASSERT_EQUAL(ds.state, MCC_PATH_HEALTHY);
 	CU_ASSERT_EQUAL(ds.window_cuts, 0);
-	CU_ASSERT_EQUAL(ds.window_bytes, 16 * MiB);
+	/* not cut; a and c's own queueing pulls it a little in calm epochs
+	 * (law_aimd.c pull(): 16 -> 15.3 MiB) */
+	CU_ASSERT(ds.window_bytes >= 15 * MiB);
 	CU_ASSERT_EQUAL(th_rstate(h, a), MCC_PATH_HEALTHY);
 	CU_ASSERT_EQUAL(th_rstate(h, c), MCC_PATH_HEALTHY);
 	CU_ASSERT_EQUAL(th_rs(h, a).quarantines + th_rs(h, b).quarantines, 0); /* no failover */
