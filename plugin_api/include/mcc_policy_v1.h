@@ -546,7 +546,9 @@ struct mcc_domain_stats_v1 {
 	uint64_t double_release;/* settle attempts beyond the live bytes */
 	uint64_t quarantines;
 	uint64_t probes;
-	uint64_t window_cuts;
+	uint64_t window_cuts;   /* decreases on pressure (a cut; a pace begun or
+	                         * lowered); a calm epoch's smaller window (the
+	                         * aimd law's pull) is not one */
 	uint64_t drain_us;      /* last epoch's drain-time estimate */
 	uint64_t rate_bps;      /* measured delivery rate (bytes/s) */
 	uint64_t suppressed_deadlines; /* deadlines dropped for poller stall */
