@@ -386,10 +386,14 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 		if (hw_device && step > p->min_window / 2)
 			step = p->min_window / 2;
 	}
-	/* the pull: a device's, against a common reference (pull()) */
-	const bool pulls = !in->route && in->base_us <= in->stated_us;
-	uint64_t nw = w + grow_step(step, w, q, t), pl = pulls ? pull(w, q, in->drain_us, t) : 0;
-	nw -= nw < p->min_window ? 0 : nw - pl < p->min_window ? nw - p->min_window : pl;
+	uint64_t nw = w + grow_step(step, w, q, t);
+	if (!in->route && in->base_us <= in->stated_us) {
+		/* the pull: a device's, against a common reference (pull()),
+		 * never below the minimum window */
+		uint64_t pl = pull(w, q, in->drain_us, t);
+		uint64_t room = nw > p->min_window ? nw - p->min_window : 0;
+		nw -= pl < room ? pl : room;
+	}
 	out->window = nw > p->max_window ? p->max_window : nw;
 	out->congested = false;
 }
