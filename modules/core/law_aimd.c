@@ -21,8 +21,10 @@
  *                       the first after high_pressure_epochs high epochs in a
  *                       row (the RFC's hysteresis), then each high epoch in
  *                       which the previous cut has taken effect (in flight
- *                       at or below the window). A route already at
- *                       min_window_bytes is paced instead (below).
+ *                       at or below the window; a drained domain's also
+ *                       having delivered beyond its bytes at the cut).
+ *                       A route already at min_window_bytes is paced
+ *                       instead (below).
  *   q <= target (calm)  after low_pressure_epochs calm epochs, growth every
  *                       calm epoch: fast recovery halves the gap to the
  *                       window before the last cut for fast_recovery_epochs
@@ -108,6 +110,7 @@ struct aimd_state {
 	uint64_t last_q;  /* queueing of the last epoch with completions */
 	uint64_t last_drain; /* drain time of the last epoch with completions */
 	uint64_t w_eff;   /* paced: the window below the minimum (0: not paced) */
+	uint64_t cut_debt; /* bytes in flight at the last cut, not yet delivered */
 	uint32_t high_streak, low_streak;
 	uint32_t fr_left; /* fast-recovery epochs left */
 	uint32_t floor_runs; /* high runs in a row with the window at its minimum */
@@ -294,10 +297,22 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 	const bool hw_device = !in->route && !in->software;
 	if (in->route && window_bound(in, w))
 		s->bound = true;
+	/* A domain that holds nothing at the tick and delivered no more than
+	 * it held at its last cut posted nothing under the cut window (its
+	 * host moved the slices away): the queueing it read is the old
+	 * bytes', and the cut has not taken effect. A failover burst cut a
+	 * lone sender's device twice in two epochs, the second time on the
+	 * burst's own bytes, to its minimum window, where TE held it idle
+	 * ("DEFER near the floor") for 30 ms (the flush scenario, 0.94x of
+	 * off). Waiting for such bytes whatever is in flight (AIMD's one cut
+	 * per round trip) cost the 8:1 incasts on 0.5-1 ms paths (goodput
+	 * 0.972, Jain 0.947): their repeated cuts are what evens them. */
+	const bool after_cut = in->actual || in->ep_bytes > s->cut_debt;
+	s->cut_debt = in->ep_bytes < s->cut_debt ? s->cut_debt - in->ep_bytes : 0;
 	if (high) {
 		s->low_streak = 0;
 		s->ss = false; /* the first high epoch ends slow start */
-		bool took = in->congested && in->actual <= w && !in->pace;
+		bool took = in->congested && in->actual <= w && !in->pace && after_cut;
 		if (++s->high_streak < p->high_epochs && !took)
 			return;
 		s->high_streak = 0;
@@ -324,6 +339,7 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 			/* no fast recovery on a hardware device's small window */
 			s->fr_left = hw_device && w < 2 * p->ai_bytes ? 0 : p->fr_epochs;
 			s->floor_runs = 0;
+			s->cut_debt = in->actual;
 			out->window = cut;
 		} else if (in->route && s->bound && ++s->floor_runs >= AIMD_PACE_AFTER) {
 			s->w_eff = mcc_law_scale(w, p->md_percent, 100);

@@ -143,6 +143,33 @@ static void test_aimd_hysteresis_halving_and_recovery(void)
 	CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 2 * P.min_window);
 }
 
+/* After a cut, the next high epoch cuts again at once if the cut has taken
+ * effect: in flight at or below the window. A domain that holds nothing and
+ * delivered no more than it held at the cut posted nothing under the cut
+ * window (its host moved the slices away): the queueing it read is the old
+ * bytes', and only a second high epoch cuts it (high_epochs). */
+static void test_aimd_device_cut_waits_for_its_bytes(void)
+{
+	/* a device drained of its old bytes; drained and beyond them; holding
+	 * bytes posted under the cut window; a route drained of its old bytes */
+	for (int kind = 0; kind < 4; kind++) {
+		struct mcc_law_state ls = { 0 };
+		mcc_law_aimd.start(&P, &ls, MiB, P.max_window, false);
+		struct mcc_law_in in = ep(8 * MiB, 500);
+		in.route = kind == 3;
+		run(&mcc_law_aimd, &ls, &in);
+		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 4 * MiB); /* 8 MiB in flight */
+		in.window = 4 * MiB;
+		in.congested = true;
+		in.actual = kind == 2 ? MiB : 0;
+		in.ep_bytes = kind == 1 ? 8 * MiB + 64 * 1024 : 8 * MiB;
+		const bool waits = kind == 0 || kind == 3;
+		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, waits ? 4 * MiB : 2 * MiB);
+		if (waits) /* the second high epoch in a row */
+			CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, 2 * MiB);
+	}
+}
+
 /* A cut on a path with a stated round trip S keeps (S + target / 2) /
  * (S + target) of the window (the share that holds the path's own round
  * trip and half a target of queue), at least md_percent and at most 90 %:
@@ -550,6 +577,7 @@ MCC_CU_SUITE(t_init_law_tests, "law", NULL, NULL,
              test_delay_cut_scales_with_overshoot,
              test_delay_growth_needs_base_use_and_headroom,
              test_aimd_hysteresis_halving_and_recovery,
+             test_aimd_device_cut_waits_for_its_bytes,
              test_aimd_cut_keeps_the_stated_round_trip,
              test_aimd_growth_tapers_with_queueing,
              test_aimd_no_hold_band_at_the_target,
