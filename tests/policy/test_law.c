@@ -170,6 +170,31 @@ static void test_aimd_device_cut_waits_for_its_bytes(void)
 	}
 }
 
+/* On a path with a stated round trip S longer than an epoch, the at-once
+ * cut of a CONGESTED domain waits for S to pass since the last cut (its
+ * effect cannot show before); the high_pressure_epochs run does not. */
+static void test_aimd_long_path_cuts_once_per_round_trip(void)
+{
+	struct mcc_law_state ls = { 0 };
+	mcc_law_aimd.start(&P, &ls, MiB, P.max_window, false);
+	struct mcc_law_in in = ep(8 * MiB, 500);
+	in.stated_us = 5000;
+	in.epoch_us = 1000;
+	run(&mcc_law_aimd, &ls, &in);
+	uint64_t w = run(&mcc_law_aimd, &ls, &in).window; /* the first cut, keeping 90 % */
+	CU_ASSERT_TRUE(w < 8 * MiB);
+	in.congested = true;
+	in.window = in.actual = in.ep_bytes = w;
+	/* one high epoch between calm ones (no run of high_pressure_epochs):
+	 * 2 and 4 epochs after the cut, too soon */
+	for (int e = 1; e <= 5; e++) {
+		in.q_us = e % 2 ? 0 : 500;
+		CU_ASSERT_EQUAL(run(&mcc_law_aimd, &ls, &in).window, w);
+	}
+	in.q_us = 500; /* 6 epochs after it: at once */
+	CU_ASSERT_TRUE(run(&mcc_law_aimd, &ls, &in).window < w);
+}
+
 /* A cut on a path with a stated round trip S keeps (S + target / 2) /
  * (S + target) of the window (the share that holds the path's own round
  * trip and half a target of queue), at least md_percent and at most 90 %:
@@ -578,6 +603,7 @@ MCC_CU_SUITE(t_init_law_tests, "law", NULL, NULL,
              test_delay_growth_needs_base_use_and_headroom,
              test_aimd_hysteresis_halving_and_recovery,
              test_aimd_device_cut_waits_for_its_bytes,
+             test_aimd_long_path_cuts_once_per_round_trip,
              test_aimd_cut_keeps_the_stated_round_trip,
              test_aimd_growth_tapers_with_queueing,
              test_aimd_no_hold_band_at_the_target,
