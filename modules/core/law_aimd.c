@@ -115,7 +115,7 @@ struct aimd_state {
 	uint32_t high_streak, low_streak;
 	uint32_t fr_left; /* fast-recovery epochs left */
 	uint32_t floor_runs; /* high runs in a row with the window at its minimum */
-	uint32_t since_cut;  /* epochs since the last cut (saturating) */
+	uint32_t since_cut;  /* epochs with bytes in flight or delivered since the last cut */
 	bool ss;          /* slow start */
 	bool bound;       /* route: its window bound in an epoch since the last cut or calm epoch */
 };
@@ -314,8 +314,8 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 	/* ... and a stated round trip has passed since it: before that no
 	 * completion can show it (a lone flow on a 5 ms path, cut at once on
 	 * every high epoch of its own 1 MiB bursts, 0.927x of off; 0.952x) */
-	if (s->since_cut < UINT32_MAX)
-		s->since_cut++;
+	if ((in->actual || in->ep_bytes) && s->since_cut < UINT32_MAX)
+		s->since_cut++; /* not in an idle epoch: a visit that changes no state lets the domain rest */
 	const bool rtt_passed = (uint64_t)s->since_cut * in->epoch_us >= in->stated_us;
 	if (high) {
 		s->low_streak = 0;
