@@ -41,6 +41,11 @@
  * (MCC_LAW_STATE_SIZE bytes, zeroed when the domain is created); it casts
  * it to its own type (MCC_LAW_STATE_OF), whose size it checks at build
  * time with MCC_LAW_STATE_CHECK. It must not keep pointers to the core's objects.
+ * An idle domain rests (the tick stops visiting it until it is used again)
+ * after an epoch with nothing admitted, in flight or delivered that changed
+ * neither this state nor the window (control.c "Activity"): a law whose
+ * state changes in every such epoch (a count of epochs) keeps every domain
+ * it runs awake, a visit per tick each.
  */
 #ifndef MCC_CORE_LAW_H
 #define MCC_CORE_LAW_H
