@@ -313,9 +313,11 @@ static void aimd_epoch(const struct mcc_params *p, struct mcc_law_state *ls,
 	s->cut_debt = in->ep_bytes < s->cut_debt ? s->cut_debt - in->ep_bytes : 0;
 	/* ... and a stated round trip has passed since it: before that no
 	 * completion can show it (a lone flow on a 5 ms path, cut at once on
-	 * every high epoch of its own 1 MiB bursts, 0.927x of off; 0.952x) */
+	 * every high epoch of its own 1 MiB bursts, 0.927x of off; 0.952x).
+	 * Idle epochs are not counted: they must leave the state as it was
+	 * (law.h). */
 	if ((in->actual || in->ep_bytes) && s->since_cut < UINT32_MAX)
-		s->since_cut++; /* not in an idle epoch: a visit that changes no state lets the domain rest */
+		s->since_cut++;
 	const bool rtt_passed = (uint64_t)s->since_cut * in->epoch_us >= in->stated_us;
 	if (high) {
 		s->low_streak = 0;
