@@ -148,7 +148,7 @@ static void test_aimd_hysteresis_halving_and_recovery(void)
  * delivered no more than it held at the cut posted nothing under the cut
  * window (its host moved the slices away): the queueing it read is the old
  * bytes', and only a second high epoch cuts it (high_epochs). */
-static void test_aimd_device_cut_waits_for_its_bytes(void)
+static void test_aimd_drained_cut_waits_for_its_bytes(void)
 {
 	/* a device drained of its old bytes; drained and beyond them; holding
 	 * bytes posted under the cut window; a route drained of its old bytes */
@@ -602,7 +602,7 @@ MCC_CU_SUITE(t_init_law_tests, "law", NULL, NULL,
              test_delay_cut_scales_with_overshoot,
              test_delay_growth_needs_base_use_and_headroom,
              test_aimd_hysteresis_halving_and_recovery,
-             test_aimd_device_cut_waits_for_its_bytes,
+             test_aimd_drained_cut_waits_for_its_bytes,
              test_aimd_long_path_cuts_once_per_round_trip,
              test_aimd_cut_keeps_the_stated_round_trip,
              test_aimd_growth_tapers_with_queueing,
