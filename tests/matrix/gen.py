@@ -14,6 +14,9 @@ Cells (one flow per sender, one receiver port as the bottleneck):
                sh1-1m-rtt5000: one flow alone on a 5 ms path (efficiency);
                sh4-1m-100g / -400g: four joining in turn at 100 and 400 Gb/s,
                where every fair window is far above the minimum
+  jnK-GgG-rttR K flows of 1 MiB x 8 joining in turn, 50 ms apart, the first
+               alone (a deeper backlog than shK's), at 100 and 400 Gb/s with
+               a 30 us round trip: where convergence is slowest
   *-rttR       base RTT R us: the model's WRITE round trip crosses three
                propagation delays (sender -> switch, switch -> receiver, the
                ACK back as one event; host_stubs/fabric/model.c), so
@@ -84,6 +87,17 @@ def share(k, sz, dur, step, link=25, rtt=None):
                 senders=k, fabric=fabric(link, rtt), flows=flows, settle_ms=SETTLE_MS)
 
 
+def join(k, dur, step, link=25, rtt=None):
+    """k flows of 1 MiB x 8 joining one port one at a time, step apart: a
+    deeper backlog than share()'s, the first flow alone at the start."""
+    name = "jn%d" % k + ("-%dg" % link if link != 25 else "") + \
+        ("-rtt%d" % rtt if rtt is not None else "")
+    flows = [("f%d" % i, str(i), dict(size="1M", outstanding=8, start_s=round(i * step, 6)))
+             for i in range(k)]
+    return dict(name=name, kind="share", n=k, bulk=k, victim=False, dur=dur,
+                senders=k, fabric=fabric(link, rtt), flows=flows, settle_ms=SETTLE_MS)
+
+
 def mixed(dur, link=25, rtt=None):
     name = "mixed" + ("-%dg" % link if link != 25 else "") + \
         ("-rtt%d" % rtt if rtt is not None else "")
@@ -128,6 +142,7 @@ def grid(tier):
         cells.append(share(4, "1m", d + 2 * step, step, link=link))
         cells.append(incast(16, d, link=link))
         cells.append(mixed(d, link=link))
+        cells.append(join(4, 0.4, 0.05, link=link, rtt=30))  # fast ports, a longer round trip
     cells.append(mixed(d))
     cells.append(mixed(d, rtt=50))
     cells.append(qos(False, d))
