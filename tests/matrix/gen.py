@@ -59,9 +59,13 @@ def fabric(link_gbps=25, rtt_us=None):
 SETTLE_MS = 50
 
 
+def suffix(link, rtt):
+    """A cell name's suffix: -GgG off 25 Gb/s, -rttR with a base RTT."""
+    return ("-%dg" % link if link != 25 else "") + ("-rtt%d" % rtt if rtt is not None else "")
+
+
 def incast(n, dur, link=25, rtt=None, victim=True):
-    name = "incast%d" % n + ("-%dg" % link if link != 25 else "") + \
-        ("-rtt%d" % rtt if rtt is not None else "")
+    name = "incast%d" % n + suffix(link, rtt)
     flows = [("bulk", "0-%d" % (n - 1) if n > 1 else "0",
               dict(size="1M", outstanding=4))]
     senders = n
@@ -77,8 +81,7 @@ def incast(n, dur, link=25, rtt=None, victim=True):
 
 def share(k, sz, dur, step, link=25, rtt=None):
     size, out = ("256K", 16) if sz == "256k" else ("1M", 4)
-    name = "sh%d-%s" % (k, sz) + ("-%dg" % link if link != 25 else "") + \
-        ("-rtt%d" % rtt if rtt is not None else "")
+    name = "sh%d-%s" % (k, sz) + suffix(link, rtt)
     flows = []
     for i in range(k):
         start = 0.0 if i < 2 else round((i - 1) * step, 6)
@@ -90,8 +93,7 @@ def share(k, sz, dur, step, link=25, rtt=None):
 def join(k, dur, step, link=25, rtt=None):
     """k flows of 1 MiB x 8 joining one port one at a time, step apart: a
     deeper backlog than share()'s, the first flow alone at the start."""
-    name = "jn%d" % k + ("-%dg" % link if link != 25 else "") + \
-        ("-rtt%d" % rtt if rtt is not None else "")
+    name = "jn%d" % k + suffix(link, rtt)
     flows = [("f%d" % i, str(i), dict(size="1M", outstanding=8, start_s=round(i * step, 6)))
              for i in range(k)]
     return dict(name=name, kind="share", n=k, bulk=k, victim=False, dur=dur,
@@ -99,8 +101,7 @@ def join(k, dur, step, link=25, rtt=None):
 
 
 def mixed(dur, link=25, rtt=None):
-    name = "mixed" + ("-%dg" % link if link != 25 else "") + \
-        ("-rtt%d" % rtt if rtt is not None else "")
+    name = "mixed" + suffix(link, rtt)
     flows = [("bulk", "0-1", dict(size="1M", outstanding=4)),
              ("victim", "2", dict(size="4K", outstanding=1, victim=1))]
     return dict(name=name, kind="mixed", n=2, bulk=2, victim=True, dur=dur,
